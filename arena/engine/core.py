@@ -1,0 +1,198 @@
+"""The contract every game implements.
+
+A :class:`Game` is the factory (parameters, options, variants); a :class:`State` holds
+one position and its rules (``decision``, ``apply``, ``observation``); a
+:class:`Result` says how the game ended. Rules are pure and synchronous: all chance
+comes from the seeded ``random.Random`` a state is created with, so a game is
+reproducible from its seed and the actions applied to it.
+"""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+#: An action is a JSON-compatible mapping with a "type" key, e.g.
+#: ``{"type": "attack", "from": "Alaska", "to": "Kamchatka", "dice": 3}``.
+Action = dict[str, Any]
+#: An event is a JSON-compatible mapping with an "e" key naming its kind.
+Event = dict[str, Any]
+
+
+class IllegalAction(ValueError):
+    """An action the rules refuse, with a reason a bot author can act on.
+
+    ``reason`` says what was wrong; ``allowed`` (optional) says what is allowed.
+    """
+
+    def __init__(self, reason: str, allowed: str | None = None) -> None:
+        self.reason = reason
+        self.allowed = allowed
+        super().__init__(reason if allowed is None else f"{reason}; allowed: {allowed}")
+
+
+class EndReason(enum.StrEnum):
+    """How a game ended."""
+
+    VICTORY = "victory"  # one player (or side) met the winning condition
+    TURN_LIMIT = "turn_limit"  # the configured limit was reached; survivors tie
+    NO_MOVES = "no_moves"  # a player had no legal decision
+    DRAW = "draw"  # the rules declared a draw
+    FORFEIT = "forfeit"  # a player was removed by the referee
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """The end of a game.
+
+    ``places[seat]`` is 1 for the best place; tied seats share a place.
+    """
+
+    reason: EndReason
+    places: tuple[int, ...]
+    detail: str = ""
+
+    @property
+    def winners(self) -> tuple[int, ...]:
+        return tuple(seat for seat, place in enumerate(self.places) if place == 1)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"reason": self.reason.value, "places": list(self.places), "detail": self.detail}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Result:
+        return cls(EndReason(data["reason"]), tuple(data["places"]), data.get("detail", ""))
+
+
+class Decision:
+    """What the player to move must decide now, with its legal options.
+
+    ``options`` is computed on first access: a bot that does not need the list pays
+    nothing for it.
+    """
+
+    __slots__ = ("_options", "_options_fn", "kind", "player")
+
+    def __init__(self, player: int, kind: str, options_fn: Callable[[], dict[str, Any]]) -> None:
+        self.player = player
+        self.kind = kind
+        self._options_fn = options_fn
+        self._options: dict[str, Any] | None = None
+
+    @property
+    def options(self) -> dict[str, Any]:
+        if self._options is None:
+            self._options = self._options_fn()
+        return self._options
+
+    def to_json(self) -> dict[str, Any]:
+        return {"player": self.player, "kind": self.kind, "options": self.options}
+
+    def __repr__(self) -> str:
+        return f"Decision(player={self.player}, kind={self.kind!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class OptionSpec:
+    """A named rule switch of a game: ``--option name=value``."""
+
+    name: str
+    description: str
+    default: str
+    choices: tuple[str, ...] | None = None  # None: any value ``parse`` accepts
+    parse: Callable[[str], Any] = str
+
+    def convert(self, value: str) -> Any:
+        if self.choices is not None and value not in self.choices:
+            raise ValueError(
+                f"option {self.name}={value!r}: expected one of {', '.join(self.choices)}"
+            )
+        try:
+            return self.parse(value)
+        except ValueError as exc:
+            raise ValueError(f"option {self.name}={value!r}: {exc}") from None
+
+
+class State(ABC):
+    """One position of a game, with its rules."""
+
+    num_players: int
+    #: events the game's creation caused (a deal, say), before any decision
+    initial_events: list[Event]
+
+    @property
+    @abstractmethod
+    def terminal(self) -> bool:
+        """True once the game is over."""
+
+    @property
+    @abstractmethod
+    def current_player(self) -> int:
+        """The seat that must decide now (undefined once terminal)."""
+
+    @abstractmethod
+    def decision(self) -> Decision:
+        """The decision the current player faces, with its legal options."""
+
+    @abstractmethod
+    def apply(self, player: int, action: Action) -> list[Event]:
+        """Apply ``player``'s action and return the events it caused.
+
+        Raises :class:`IllegalAction` (and changes nothing) if the action is refused.
+        """
+
+    @abstractmethod
+    def observation(self, player: int) -> dict[str, Any]:
+        """Everything ``player`` may know, as a JSON-compatible mapping, and nothing else."""
+
+    @abstractmethod
+    def result(self) -> Result | None:
+        """The result once terminal, else None."""
+
+    @abstractmethod
+    def clone(self) -> State:
+        """An independent copy (including the random generator's state)."""
+
+
+@dataclass(frozen=True)
+class Game(ABC):
+    """A game plugin: its name, player counts, options, and a factory for states."""
+
+    name: str
+    description: str
+    min_players: int
+    max_players: int
+    option_specs: tuple[OptionSpec, ...] = field(default=())
+
+    def parse_options(self, options: Mapping[str, str]) -> dict[str, Any]:
+        """Turn ``name=value`` strings into typed values, refusing unknown names."""
+        specs = {spec.name: spec for spec in self.option_specs}
+        unknown = sorted(set(options) - set(specs))
+        if unknown:
+            raise ValueError(
+                f"unknown option(s) for {self.name}: {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(specs)) or 'none'}"
+            )
+        merged = {name: spec.default for name, spec in specs.items()}
+        merged.update(options)
+        return {name: specs[name].convert(value) for name, value in merged.items()}
+
+    def check_players(self, num_players: int) -> None:
+        if not self.min_players <= num_players <= self.max_players:
+            raise ValueError(
+                f"{self.name} takes {self.min_players} to {self.max_players} players, "
+                f"not {num_players}"
+            )
+
+    @abstractmethod
+    def new_state(
+        self,
+        num_players: int,
+        seed: int,
+        options: Mapping[str, str] | None = None,
+        variants: Sequence[str] = (),
+    ) -> State:
+        """A fresh game. Raises ValueError for a configuration that makes no sense."""

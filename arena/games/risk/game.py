@@ -1,0 +1,125 @@
+"""The Risk game plugin: options, variant hooks and the state factory."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import pluggy
+
+from arena import hookspecs
+from arena.engine.core import Game, OptionSpec
+from arena.games.risk.map import load_map
+from arena.games.risk.rules import CLASSIC_RULES
+from arena.games.risk.state import RiskConfig, RiskHooks, RiskState
+
+
+def _non_negative_int(value: str) -> int:
+    number = int(value)
+    if number < 0:
+        raise ValueError("expected a whole number of at least 0")
+    return number
+
+
+RISK_OPTIONS = (
+    OptionSpec(
+        "setup",
+        "how territories are first taken: players claim them in turn, "
+        "or the territory cards are dealt",
+        "claim",
+        ("claim", "deal"),
+    ),
+    OptionSpec(
+        "cards",
+        "card sets: progressive values (4, 6, 8, 10, 12, 15, +5), or none "
+        "(no cards are drawn: 'no spoils')",
+        "progressive",
+        ("progressive", "none"),
+    ),
+    OptionSpec(
+        "dice",
+        "roll every die, or draw each roll's outcome from its exact "
+        "distribution (same odds, faster; faces are not recorded)",
+        "distribution",
+        ("distribution", "faces"),
+    ),
+    OptionSpec(
+        "turn-limit",
+        "rounds after which the survivors tie (0: no limit)",
+        "500",
+        parse=_non_negative_int,
+    ),
+    OptionSpec("map", "a built-in map name or the path of a map .json file", "classic"),
+)
+
+
+@lru_cache(maxsize=64)
+def _hooks_for(plugins: tuple[object, ...]) -> tuple[RiskHooks, pluggy.PluginManager]:
+    """Resolve the per-match hooks once per combination of variant plugins.
+
+    A hook with no implementation besides the classic one is called directly (or not at
+    all), so classic games pay nothing for the plugin machinery.
+    """
+    pm = pluggy.PluginManager("arena")
+    pm.add_hookspecs(hookspecs)
+    pm.register(CLASSIC_RULES)
+    for plugin in plugins:
+        pm.register(plugin)
+
+    def only_classic(name: str) -> bool:
+        return all(impl.plugin is CLASSIC_RULES for impl in getattr(pm.hook, name).get_hookimpls())
+
+    def optional(name: str) -> Any:
+        return None if not getattr(pm.hook, name).get_hookimpls() else getattr(pm.hook, name)
+
+    return RiskHooks(
+        reinforcement_bonus=optional("risk_reinforcement_bonus"),
+        card_set_value=(
+            (
+                lambda state, sets_traded, cards: CLASSIC_RULES.risk_card_set_value(
+                    state, sets_traded, cards
+                )
+            )
+            if only_classic("risk_card_set_value")
+            else pm.hook.risk_card_set_value
+        ),
+        check_victory=optional("risk_check_victory"),
+        observation=optional("risk_observation"),
+    ), pm
+
+
+@dataclass(frozen=True)
+class RiskGame(Game):
+    name: str = "risk"
+    description: str = "Risk: world domination on a map of territories, with dice and cards"
+    min_players: int = 3
+    max_players: int = 6
+    option_specs: tuple[OptionSpec, ...] = RISK_OPTIONS
+
+    def new_state(
+        self,
+        num_players: int,
+        seed: int,
+        options: Mapping[str, str] | None = None,
+        variants: Sequence[Any] = (),
+    ) -> RiskState:
+        self.check_players(num_players)
+        opts = self.parse_options(options or {})
+        plugins = tuple(v.plugin for v in variants)
+        hooks, pm = _hooks_for(plugins)
+        armies = pm.hook.risk_starting_armies(num_players=num_players, options=opts)
+        if armies is None:
+            raise ValueError(f"no starting armies are defined for {num_players} players")
+        config = RiskConfig(
+            num_players=num_players,
+            starting_armies=armies,
+            setup=opts["setup"],
+            cards=opts["cards"],
+            dice=opts["dice"],
+            turn_limit=opts["turn-limit"],
+        )
+        state = RiskState(load_map(opts["map"]), config, hooks, seed)
+        state.initial_events = state.start()
+        return state

@@ -1,0 +1,119 @@
+"""Risk maps are data: territories, continents with bonuses, and borders.
+
+A map file is JSON: ``{"name", "continents": [{"name", "bonus", "territories"}],
+"borders": [[a, b], ...]}`` and, optionally, ``"cards": {"territory": "infantry"}``.
+Without ``cards``, designs are dealt infantry, cavalry, artillery in turn over the
+territories in file order, so each design appears equally often (14 each on the
+classic map).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+DESIGNS = ("infantry", "cavalry", "artillery")
+WILD = 3  # design index of a wild card
+
+
+@dataclass(frozen=True, eq=False)
+class RiskMap:
+    name: str
+    territories: tuple[str, ...]
+    index: dict[str, int]
+    continents: tuple[str, ...]
+    continent_bonus: tuple[int, ...]
+    continent_members: tuple[tuple[int, ...], ...]
+    territory_continent: tuple[int, ...]
+    neighbours: tuple[tuple[int, ...], ...]
+    adjacent: tuple[frozenset[int], ...]
+    card_design: tuple[int, ...]  # design index per territory card
+
+    @property
+    def size(self) -> int:
+        return len(self.territories)
+
+    @property
+    def num_borders(self) -> int:
+        return sum(len(n) for n in self.neighbours) // 2
+
+    def territory(self, ref: Any) -> int:
+        """The index of a territory given by name or index; ValueError otherwise.
+
+        An index may also come as its decimal string, since JSON object keys are strings.
+        """
+        if type(ref) is int:
+            if 0 <= ref < len(self.territories):
+                return ref
+        elif type(ref) is str:
+            i = self.index.get(ref)
+            if i is not None:
+                return i
+            if ref.isdigit() and int(ref) < len(self.territories):
+                return int(ref)
+        raise ValueError(f"unknown territory {ref!r} on map {self.name!r}")
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RiskMap:
+        try:
+            continents = data["continents"]
+            names: list[str] = [t for c in continents for t in c["territories"]]
+            raw_borders = data["borders"]
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"map is missing {exc}; expected continents and borders") from None
+        index = {name: i for i, name in enumerate(names)}
+        if len(index) != len(names):
+            raise ValueError("map lists a territory in more than one continent")
+        neighbours: list[set[int]] = [set() for _ in names]
+        for pair in raw_borders:
+            a, b = pair
+            if a not in index or b not in index:
+                raise ValueError(f"border {a}-{b} names a territory not in any continent")
+            if a == b:
+                raise ValueError(f"border {a}-{b} joins a territory to itself")
+            neighbours[index[a]].add(index[b])
+            neighbours[index[b]].add(index[a])
+        cards = data.get("cards")
+        if cards is None:
+            design = tuple(i % 3 for i in range(len(names)))
+        else:
+            design = tuple(DESIGNS.index(cards[name]) for name in names)
+        territory_continent = [0] * len(names)
+        members = []
+        for ci, c in enumerate(continents):
+            members.append(tuple(index[t] for t in c["territories"]))
+            for t in c["territories"]:
+                territory_continent[index[t]] = ci
+        return cls(
+            name=data.get("name", "unnamed"),
+            territories=tuple(names),
+            index=index,
+            continents=tuple(c["name"] for c in continents),
+            continent_bonus=tuple(int(c["bonus"]) for c in continents),
+            continent_members=tuple(members),
+            territory_continent=tuple(territory_continent),
+            neighbours=tuple(tuple(sorted(n)) for n in neighbours),
+            adjacent=tuple(frozenset(n) for n in neighbours),
+            card_design=design,
+        )
+
+
+@cache
+def load_map(name_or_path: str = "classic") -> RiskMap:
+    """A built-in map by name (``classic``) or a map file by path."""
+    path = Path(name_or_path)
+    if path.suffix == ".json" and path.exists():
+        text = path.read_text()
+    else:
+        try:
+            text = resources.files("arena.games.risk").joinpath(f"data/{name_or_path}.json")
+            text = text.read_text()
+        except FileNotFoundError:
+            raise ValueError(
+                f"unknown map {name_or_path!r}: not built in, not a .json file"
+            ) from None
+    return RiskMap.from_json(json.loads(text))

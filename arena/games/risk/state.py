@@ -1,0 +1,798 @@
+"""Classic Risk: the state of one game and its rules.
+
+Territories, seats and cards are small ints internally; actions may name a territory
+by name or by its index in the map. Every action is validated completely before the
+state changes, so a refused action (``IllegalAction``) leaves the game untouched.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from arena.engine.core import Action, Decision, EndReason, Event, IllegalAction, Result, State
+from arena.games.risk import cards as cardlib
+from arena.games.risk.dice import CUMULATIVE, compare, outcome_code
+from arena.games.risk.map import RiskMap
+
+# Phases, in the order a turn goes through them.
+CLAIM, SETUP_PLACE, TRADE, REINFORCE, ATTACK, MOVE_IN, FORTIFY, GAME_OVER = range(8)
+PHASE_NAMES = (
+    "claim",
+    "setup_place",
+    "trade",
+    "reinforce",
+    "attack",
+    "move_in",
+    "fortify",
+    "game_over",
+)
+#: the action types each phase accepts
+PHASE_ACTIONS: tuple[tuple[str, ...], ...] = (
+    ("claim",),
+    ("place",),
+    ("trade", "no_trade"),
+    ("reinforce",),
+    ("attack", "end_attack"),
+    ("move_in",),
+    ("fortify", "end_turn"),
+    (),
+)
+
+
+@dataclass(frozen=True)
+class RiskConfig:
+    """The rule switches of one game (see ``RiskGame.option_specs``)."""
+
+    num_players: int
+    starting_armies: int
+    setup: str = "claim"  # "claim" or "deal"
+    cards: str = "progressive"  # "progressive" or "none" (no spoils)
+    dice: str = "distribution"  # "distribution" (one draw per roll) or "faces"
+    turn_limit: int = 500  # rounds; 0 means none
+
+
+@dataclass(frozen=True)
+class RiskHooks:
+    """The per-match rule hooks, resolved once so a turn calls plain functions."""
+
+    reinforcement_bonus: Callable[..., list[list[tuple[str, int]]]] | None
+    card_set_value: Callable[..., int | None]
+    check_victory: Callable[..., Result | None] | None
+    observation: Callable[..., Any] | None
+
+
+def _require_int(action: Action, key: str) -> int:
+    value = action.get(key)
+    if type(value) is not int:
+        raise IllegalAction(f"{key!r} must be a whole number, got {value!r}")
+    return value
+
+
+class RiskState(State):
+    """One game of Risk. Create it through ``RiskGame.new_state``."""
+
+    __slots__ = (
+        "_bonus_used",
+        "_conquered",
+        "_draw_cards",
+        "_forced_trade",
+        "_move_in",
+        "_reinforce_left",
+        "_reinforce_then",
+        "_result",
+        "_setup_left",
+        "_trade_down",
+        "alive",
+        "armies",
+        "config",
+        "discard",
+        "draw_pile",
+        "eliminated",
+        "hands",
+        "hooks",
+        "initial_events",
+        "map",
+        "num_players",
+        "owner",
+        "phase",
+        "player",
+        "rng",
+        "round",
+        "sets_traded",
+        "territory_count",
+        "turn",
+    )
+
+    def __init__(self, game_map: RiskMap, config: RiskConfig, hooks: RiskHooks, seed: int):
+        n = config.num_players
+        self.map = game_map
+        self.config = config
+        self.hooks = hooks
+        self.num_players = n
+        self.rng = random.Random(seed)
+        self.owner = [-1] * game_map.size
+        self.armies = [0] * game_map.size
+        self.territory_count = [0] * n
+        self.alive = [True] * n
+        self.eliminated: list[int] = []
+        self.hands: list[list[int]] = [[] for _ in range(n)]
+        self.draw_pile: list[int] = []  # drawn from the end
+        self.discard: list[int] = []
+        self.sets_traded = 0
+        self.turn = 0  # turns started, over all players
+        self.round = 0  # 1 during the first round of turns
+        self.player = 0
+        self.phase = CLAIM
+        self._draw_cards = config.cards != "none"
+        self._setup_left = [config.starting_armies] * n
+        self._reinforce_left = 0
+        self._reinforce_then = ATTACK  # the phase after placing reinforcements
+        self._conquered = False
+        self._bonus_used = 0
+        self._forced_trade = False
+        self._trade_down = False  # trading because an elimination brought 6+ cards
+        self._move_in: tuple[int, int, int, int] | None = None  # from, to, min, max
+        self._result: Result | None = None
+        self.initial_events: list[Event] = []
+
+    # --- setup --------------------------------------------------------------------
+
+    def start(self) -> list[Event]:
+        """Lay out the game according to the setup rule; returns the setup events."""
+        events: list[Event] = []
+        all_cards = list(range(cardlib.deck_size(self.map)))
+        if self.config.setup == "deal":
+            territory_cards = all_cards[: self.map.size]
+            self.rng.shuffle(territory_cards)
+            dealt: list[list[int]] = [[] for _ in range(self.num_players)]
+            for i, t in enumerate(territory_cards):
+                dealt[i % self.num_players].append(t)
+            for seat, territories in enumerate(dealt):
+                for t in territories:
+                    self.owner[t] = seat
+                    self.armies[t] = 1
+                self.territory_count[seat] = len(territories)
+                self._setup_left[seat] -= len(territories)
+                events.append({"e": "deal", "p": seat, "t": sorted(territories)})
+            self.phase = SETUP_PLACE
+            self.player = self._next_setup_seat(self.num_players - 1)
+        self.rng.shuffle(all_cards)
+        self.draw_pile = all_cards
+        if self.phase == SETUP_PLACE and self.player < 0:
+            self._begin_turn(0, events)
+        return events
+
+    def _next_setup_seat(self, after: int) -> int:
+        for k in range(1, self.num_players + 1):
+            seat = (after + k) % self.num_players
+            if self._setup_left[seat] > 0:
+                return seat
+        return -1
+
+    # --- State protocol -------------------------------------------------------------
+
+    @property
+    def terminal(self) -> bool:
+        return self._result is not None
+
+    @property
+    def current_player(self) -> int:
+        return self.player
+
+    def result(self) -> Result | None:
+        return self._result
+
+    def decision(self) -> Decision:
+        return Decision(self.player, PHASE_NAMES[self.phase], self.legal_options)
+
+    def apply(self, player: int, action: Action) -> list[Event]:
+        if self._result is not None:
+            raise IllegalAction("the game is over")
+        if player != self.player:
+            raise IllegalAction(
+                f"not your turn: seat {player} acted but seat {self.player} is to move"
+            )
+        if type(action) is not dict:
+            raise IllegalAction(
+                f"an action must be a mapping with a 'type', got {type(action).__name__}"
+            )
+        kind = action.get("type")
+        allowed = PHASE_ACTIONS[self.phase]
+        if kind not in allowed:
+            raise IllegalAction(
+                f"action {kind!r} is not allowed in the {PHASE_NAMES[self.phase]} phase",
+                allowed=", ".join(allowed),
+            )
+        events: list[Event] = []
+        _HANDLERS[kind](self, action, events)
+        if self.hooks.check_victory is not None and self._result is None:
+            result = self.hooks.check_victory(state=self)
+            if result is not None:
+                self._finish(result, events)
+        return events
+
+    def clone(self) -> RiskState:
+        other = RiskState.__new__(RiskState)
+        other.map = self.map
+        other.config = self.config
+        other.hooks = self.hooks
+        other.num_players = self.num_players
+        other.rng = random.Random()
+        other.rng.setstate(self.rng.getstate())
+        other.owner = self.owner[:]
+        other.armies = self.armies[:]
+        other.territory_count = self.territory_count[:]
+        other.alive = self.alive[:]
+        other.eliminated = self.eliminated[:]
+        other.hands = [h[:] for h in self.hands]
+        other.draw_pile = self.draw_pile[:]
+        other.discard = self.discard[:]
+        other.sets_traded = self.sets_traded
+        other.turn = self.turn
+        other.round = self.round
+        other.player = self.player
+        other.phase = self.phase
+        other._draw_cards = self._draw_cards
+        other._setup_left = self._setup_left[:]
+        other._reinforce_left = self._reinforce_left
+        other._reinforce_then = self._reinforce_then
+        other._conquered = self._conquered
+        other._bonus_used = self._bonus_used
+        other._forced_trade = self._forced_trade
+        other._trade_down = self._trade_down
+        other._move_in = self._move_in
+        other._result = self._result
+        other.initial_events = self.initial_events
+        return other
+
+    # --- observation ------------------------------------------------------------------
+
+    def observation(self, player: int) -> dict[str, Any]:
+        """Public board and card facts, plus ``player``'s own hand. Nothing else."""
+        game_map = self.map
+        obs: dict[str, Any] = {
+            "game": "risk",
+            "seat": player,
+            "num_players": self.num_players,
+            "map": game_map.name,
+            "phase": PHASE_NAMES[self.phase],
+            "current_player": self.player,
+            "turn": self.turn,
+            "round": self.round,
+            "owner": self.owner[:],
+            "armies": self.armies[:],
+            "alive": self.alive[:],
+            "eliminated": self.eliminated[:],
+            "hand": sorted(self.hands[player]),
+            "hand_sizes": [len(h) for h in self.hands],
+            "discard": self.discard[:],
+            "draw_pile_size": len(self.draw_pile),
+            "sets_traded": self.sets_traded,
+            "setup_armies_left": self._setup_left[:],
+            "reinforcements_left": self._reinforce_left if player == self.player else 0,
+            "conquered_this_turn": self._conquered,
+        }
+        if self.phase == MOVE_IN and self._move_in is not None:
+            src, dst, lo, hi = self._move_in
+            obs["move_in"] = {"from": src, "to": dst, "min": lo, "max": hi}
+        if self.hooks.observation is not None:
+            self.hooks.observation(state=self, player=player, observation=obs)
+        return obs
+
+    # --- legal options ----------------------------------------------------------------
+
+    def legal_options(self) -> dict[str, Any]:
+        """The current decision's legal options, described for a bot author."""
+        p = self.player
+        phase = self.phase
+        owner = self.owner
+        if phase == CLAIM:
+            return {"territories": [t for t, o in enumerate(owner) if o < 0]}
+        if phase == SETUP_PLACE:
+            return {"territories": self.owned(p), "armies_left": self._setup_left[p]}
+        if phase == TRADE:
+            return {
+                "sets": [list(s) for s in cardlib.sets_in(self.map, self.hands[p])],
+                "must_trade": self._must_trade(),
+                "next_set_value": self.next_set_value(),
+            }
+        if phase == REINFORCE:
+            return {"armies": self._reinforce_left, "territories": self.owned(p)}
+        if phase == ATTACK:
+            armies = self.armies
+            attacks = []
+            for t in self.owned(p):
+                a = armies[t]
+                if a < 2:
+                    continue
+                for n in self.map.neighbours[t]:
+                    if owner[n] != p:
+                        attacks.append({"from": t, "to": n, "max_dice": min(3, a - 1)})
+            return {"attacks": attacks, "can_end": True}
+        if phase == MOVE_IN:
+            src, dst, lo, hi = self._move_in  # type: ignore[misc]
+            return {"from": src, "to": dst, "min": lo, "max": hi}
+        if phase == FORTIFY:
+            armies = self.armies
+            moves = []
+            for t in self.owned(p):
+                if armies[t] < 2:
+                    continue
+                for n in self.map.neighbours[t]:
+                    if owner[n] == p:
+                        moves.append({"from": t, "to": n, "max_armies": armies[t] - 1})
+            return {"moves": moves, "can_end": True}
+        return {}
+
+    def owned(self, player: int) -> list[int]:
+        return [t for t, o in enumerate(self.owner) if o == player]
+
+    def next_set_value(self) -> int:
+        value = self.hooks.card_set_value(state=self, sets_traded=self.sets_traded, cards=[])
+        return int(value)
+
+    def _must_trade(self) -> bool:
+        return self._trade_down or self._forced_trade
+
+    # --- action handlers: validate everything first, then change the state --------------
+
+    def _territory(self, action: Action, key: str) -> int:
+        ref = action.get(key)
+        try:
+            return self.map.territory(ref)
+        except ValueError:
+            raise IllegalAction(
+                f"{key!r}: unknown territory {ref!r}",
+                allowed=f"a territory name of the map or its index 0..{self.map.size - 1}",
+            ) from None
+
+    def _do_claim(self, action: Action, events: list[Event]) -> None:
+        t = self._territory(action, "territory")
+        if self.owner[t] >= 0:
+            raise IllegalAction(
+                f"{self.map.territories[t]} is already claimed by seat {self.owner[t]}",
+                allowed="an unclaimed territory",
+            )
+        p = self.player
+        self.owner[t] = p
+        self.armies[t] = 1
+        self.territory_count[p] += 1
+        self._setup_left[p] -= 1
+        events.append({"e": "claim", "p": p, "t": t})
+        if -1 in self.owner:
+            self.player = (p + 1) % self.num_players
+        else:
+            self._after_setup_army(p, events)
+
+    def _do_place(self, action: Action, events: list[Event]) -> None:
+        t = self._territory(action, "territory")
+        p = self.player
+        if self.owner[t] != p:
+            raise IllegalAction(
+                f"{self.map.territories[t]} is not yours", allowed="one of your territories"
+            )
+        self.armies[t] += 1
+        self._setup_left[p] -= 1
+        events.append({"e": "place", "p": p, "t": t})
+        self._after_setup_army(p, events)
+
+    def _after_setup_army(self, p: int, events: list[Event]) -> None:
+        nxt = self._next_setup_seat(p)
+        if nxt < 0:
+            self._begin_turn(0, events)
+        else:
+            self.phase = SETUP_PLACE
+            self.player = nxt
+
+    def _begin_turn(self, seat: int, events: list[Event]) -> None:
+        if seat <= self.player or self.turn == 0:
+            self.round += 1
+            limit = self.config.turn_limit
+            if limit and self.round > limit:
+                self._finish_turn_limit(events)
+                return
+        self.player = seat
+        self.turn += 1
+        self._conquered = False
+        self._bonus_used = 0
+        game_map = self.map
+        owner = self.owner
+        count = self.territory_count[seat]
+        base = count // 3
+        total = base if base > 3 else 3
+        breakdown: list[tuple[str, int]] = [("territories", total)]
+        for c, members in enumerate(game_map.continent_members):
+            for t in members:
+                if owner[t] != seat:
+                    break
+            else:
+                bonus = game_map.continent_bonus[c]
+                total += bonus
+                breakdown.append((game_map.continents[c], bonus))
+        if self.hooks.reinforcement_bonus is not None:
+            for items in self.hooks.reinforcement_bonus(state=self, player=seat):
+                for label, armies in items:
+                    total += armies
+                    breakdown.append((label, armies))
+        events.append({"e": "turn", "p": seat, "turn": self.turn, "round": self.round})
+        events.append(
+            {
+                "e": "reinforcements",
+                "p": seat,
+                "total": total,
+                "breakdown": [list(item) for item in breakdown],
+            }
+        )
+        self._reinforce_left = total
+        self._reinforce_then = ATTACK
+        hand = self.hands[seat]
+        self._forced_trade = len(hand) >= 5
+        self._trade_down = False
+        self.phase = TRADE if cardlib.has_set(game_map, hand) else REINFORCE
+
+    def _do_trade(self, action: Action, events: list[Event]) -> None:
+        p = self.player
+        hand = self.hands[p]
+        raw = action.get("cards")
+        if type(raw) is not list or len(raw) != 3 or any(type(c) is not int for c in raw):
+            raise IllegalAction(
+                f"'cards' must be a list of 3 card ids, got {raw!r}",
+                allowed="one of the sets in the decision's options",
+            )
+        if len(set(raw)) != 3 or any(c not in hand for c in raw):
+            raise IllegalAction(
+                f"cards {raw} are not 3 different cards of your hand {sorted(hand)}"
+            )
+        if not cardlib.is_set(self.map, raw):
+            names = [cardlib.design_name(self.map, c) for c in raw]
+            raise IllegalAction(
+                f"cards {raw} ({', '.join(names)}) are not a set",
+                allowed="three of one design, one of each design, or any two plus a wild",
+            )
+        bonus_t = None
+        if self._bonus_used < 2:
+            owned_on_cards = [c for c in raw if c < self.map.size and self.owner[c] == p]
+            if "bonus" in action and action["bonus"] is not None:
+                bonus_t = self._territory(action, "bonus")
+                if bonus_t not in owned_on_cards:
+                    raise IllegalAction(
+                        f"bonus territory {self.map.territories[bonus_t]} is not on a traded "
+                        "card that you own",
+                        allowed=", ".join(self.map.territories[c] for c in owned_on_cards)
+                        or "none",
+                    )
+            elif owned_on_cards:
+                bonus_t = owned_on_cards[0]
+        value = int(
+            self.hooks.card_set_value(state=self, sets_traded=self.sets_traded, cards=list(raw))
+        )
+        for c in raw:
+            hand.remove(c)
+        self.discard.extend(raw)
+        self.sets_traded += 1
+        self._reinforce_left += value
+        event: Event = {"e": "trade", "p": p, "cards": list(raw), "value": value}
+        if bonus_t is not None:
+            self.armies[bonus_t] += 2
+            self._bonus_used += 2
+            event["bonus"] = bonus_t
+        events.append(event)
+        self._forced_trade = False
+        if self._trade_down:
+            if len(hand) > 4:
+                return  # keep trading down
+            self._trade_down = False
+            self.phase = REINFORCE
+        elif not cardlib.has_set(self.map, hand):
+            self.phase = REINFORCE
+
+    def _do_no_trade(self, action: Action, events: list[Event]) -> None:
+        if self._must_trade():
+            why = (
+                "you hold 6 or more cards after an elimination"
+                if self._trade_down
+                else "you began the turn with 5 or more cards"
+            )
+            raise IllegalAction(f"you must trade a set: {why}", allowed="trade")
+        self.phase = REINFORCE
+
+    def _do_reinforce(self, action: Action, events: list[Event]) -> None:
+        raw = action.get("armies")
+        if isinstance(raw, dict):
+            items = list(raw.items())
+        elif isinstance(raw, list) and all(
+            isinstance(x, list | tuple) and len(x) == 2 for x in raw
+        ):
+            items = [tuple(x) for x in raw]
+        else:
+            raise IllegalAction(
+                f"'armies' must map territories to army counts, got {raw!r}",
+                allowed='{"Alaska": 3, ...} or [["Alaska", 3], ...]',
+            )
+        p = self.player
+        owner = self.owner
+        placements: dict[int, int] = {}
+        total = 0
+        for ref, n in items:
+            try:
+                t = self.map.territory(ref)
+            except ValueError:
+                raise IllegalAction(f"'armies': unknown territory {ref!r}") from None
+            if owner[t] != p:
+                raise IllegalAction(
+                    f"{self.map.territories[t]} is not yours", allowed="your own territories"
+                )
+            if type(n) is not int or n < 0:
+                raise IllegalAction(
+                    f"armies for {self.map.territories[t]} must be a whole "
+                    f"number of at least 0, got {n!r}"
+                )
+            placements[t] = placements.get(t, 0) + n
+            total += n
+        if total != self._reinforce_left:
+            raise IllegalAction(
+                f"placed {total} armies but {self._reinforce_left} must be placed",
+                allowed=f"exactly {self._reinforce_left} armies in all",
+            )
+        armies = self.armies
+        for t, n in placements.items():
+            armies[t] += n
+        events.append(
+            {"e": "reinforce", "p": p, "armies": [[t, n] for t, n in placements.items() if n]}
+        )
+        self._reinforce_left = 0
+        self.phase = self._reinforce_then
+
+    def _do_attack(self, action: Action, events: list[Event]) -> None:
+        src = self._territory(action, "from")
+        dst = self._territory(action, "to")
+        p = self.player
+        owner = self.owner
+        armies = self.armies
+        game_map = self.map
+        if owner[src] != p:
+            raise IllegalAction(
+                f"you can only attack from your own territory; "
+                f"{game_map.territories[src]} is not yours"
+            )
+        if dst not in game_map.adjacent[src]:
+            raise IllegalAction(
+                f"{game_map.territories[src]} does not border {game_map.territories[dst]}",
+                allowed=", ".join(game_map.territories[n] for n in game_map.neighbours[src]),
+            )
+        if owner[dst] == p:
+            raise IllegalAction(f"{game_map.territories[dst]} is your own territory")
+        a = armies[src]
+        if a < 2:
+            raise IllegalAction(
+                f"{game_map.territories[src]} has {a} army; attacking needs at least 2"
+            )
+        dice = action.get("dice", min(3, a - 1))
+        if type(dice) is not int or not 1 <= dice <= 3 or dice > a - 1:
+            raise IllegalAction(
+                f"cannot roll {dice!r} dice from {game_map.territories[src]} with {a} armies",
+                allowed=f"1 to {min(3, a - 1)} dice (one fewer than the armies there, at most 3)",
+            )
+        until = action.get("until")
+        if until is not None and (type(until) is not int or not 1 <= until < a):
+            raise IllegalAction(
+                f"'until' must be a whole number of armies from 1 to {a - 1}, got {until!r}",
+                allowed="omit 'until' for a single roll",
+            )
+        d = armies[dst]
+        rolls: list[str] = []
+        faces_log: list[str] | None = [] if self.config.dice == "faces" else None
+        random_ = self.rng.random
+        start_a, start_d = a, d
+        ad = dice
+        stop_at = until if until is not None else a  # single roll: stop after one
+        while True:
+            ad = dice if dice < a else a - 1
+            dd = 2 if d >= 2 else 1
+            if faces_log is None:
+                u = random_()
+                for threshold, al, dl, code in CUMULATIVE[ad][dd]:  # noqa: B007 - used after the loop
+                    if u < threshold:
+                        break
+                rolls.append(code)
+            else:
+                af = [int(random_() * 6) + 1 for _ in range(ad)]
+                df = [int(random_() * 6) + 1 for _ in range(dd)]
+                al, dl = compare(af, df)
+                rolls.append(outcome_code(al, dl))
+                faces_log.append(
+                    "".join(map(str, sorted(af, reverse=True)))
+                    + "-"
+                    + "".join(map(str, sorted(df, reverse=True)))
+                )
+            a -= al
+            d -= dl
+            if d == 0 or a <= stop_at or a < 2:
+                break
+        armies[src] = a
+        armies[dst] = d
+        event: Event = {
+            "e": "battle",
+            "p": p,
+            "from": src,
+            "to": dst,
+            "dice": dice,
+            "rolls": "".join(rolls),
+            "att_loss": start_a - a,
+            "def_loss": start_d - d,
+        }
+        if faces_log is not None:
+            event["faces"] = " ".join(faces_log)
+        events.append(event)
+        if d == 0:
+            self._conquer(src, dst, ad, events)
+
+    def _conquer(self, src: int, dst: int, last_dice: int, events: list[Event]) -> None:
+        p = self.player
+        loser = self.owner[dst]
+        self.owner[dst] = p
+        self.territory_count[p] += 1
+        self.territory_count[loser] -= 1
+        self._conquered = True
+        events.append({"e": "conquer", "p": p, "from": src, "to": dst, "prev": loser})
+        lo = last_dice
+        hi = self.armies[src] - 1
+        if self.territory_count[loser] == 0:
+            self._eliminate(loser, p, events)
+            if self._result is not None:
+                self._move_armies(src, dst, hi, events)
+                return
+        if lo >= hi:
+            self._move_armies(src, dst, hi, events)
+            self._after_move_in()
+        else:
+            self._move_in = (src, dst, lo, hi)
+            self.phase = MOVE_IN
+
+    def _eliminate(self, loser: int, by: int, events: list[Event]) -> None:
+        self.alive[loser] = False
+        self.eliminated.append(loser)
+        taken = self.hands[loser]
+        self.hands[loser] = []
+        self.hands[by].extend(taken)
+        events.append({"e": "eliminate", "p": loser, "by": by, "cards": len(taken)})
+        if len(taken) and len(self.hands[by]) >= 6:
+            self._trade_down = True
+        if sum(self.alive) == 1:
+            self._finish(
+                Result(
+                    EndReason.VICTORY, self._places(winners=[by]), f"seat {by} conquered the world"
+                ),
+                events,
+            )
+
+    def _do_move_in(self, action: Action, events: list[Event]) -> None:
+        src, dst, lo, hi = self._move_in  # type: ignore[misc]
+        n = action.get("armies")
+        if type(n) is not int or not lo <= n <= hi:
+            raise IllegalAction(
+                f"cannot move {n!r} armies into {self.map.territories[dst]}",
+                allowed=f"{lo} to {hi} armies (at least the dice of the last roll, "
+                "leaving at least 1 behind)",
+            )
+        self._move_armies(src, dst, n, events)
+        self._move_in = None
+        self._after_move_in()
+
+    def _move_armies(self, src: int, dst: int, n: int, events: list[Event]) -> None:
+        self.armies[src] -= n
+        self.armies[dst] += n
+        events.append({"e": "move_in", "p": self.player, "from": src, "to": dst, "armies": n})
+
+    def _after_move_in(self) -> None:
+        if self._trade_down:
+            # An elimination brought 6+ cards: trade down to 4 or fewer now, place them now.
+            self._reinforce_left = 0
+            self._reinforce_then = ATTACK
+            self.phase = TRADE
+        else:
+            self.phase = ATTACK
+
+    def _do_end_attack(self, action: Action, events: list[Event]) -> None:
+        p = self.player
+        if self._conquered and self._draw_cards:
+            if not self.draw_pile and self.discard:
+                self.draw_pile = self.discard
+                self.discard = []
+                self.rng.shuffle(self.draw_pile)
+                events.append({"e": "reshuffle", "cards": len(self.draw_pile)})
+            if self.draw_pile:
+                card = self.draw_pile.pop()
+                self.hands[p].append(card)
+                events.append({"e": "draw", "p": p, "card": card})
+        self.phase = FORTIFY
+
+    def _do_fortify(self, action: Action, events: list[Event]) -> None:
+        src = self._territory(action, "from")
+        dst = self._territory(action, "to")
+        p = self.player
+        game_map = self.map
+        if self.owner[src] != p or self.owner[dst] != p:
+            raise IllegalAction("fortify moves armies between two of your own territories")
+        if dst not in game_map.adjacent[src]:
+            raise IllegalAction(
+                f"{game_map.territories[src]} does not border {game_map.territories[dst]}",
+                allowed="an adjacent territory of yours",
+            )
+        n = action.get("armies")
+        a = self.armies[src]
+        if type(n) is not int or not 1 <= n <= a - 1:
+            raise IllegalAction(
+                f"cannot move {n!r} armies from {game_map.territories[src]} with {a} armies",
+                allowed=f"1 to {a - 1} armies (at least 1 stays behind)"
+                if a > 1
+                else "nothing: a territory with 1 army cannot fortify",
+            )
+        self.armies[src] -= n
+        self.armies[dst] += n
+        events.append({"e": "fortify", "p": p, "from": src, "to": dst, "armies": n})
+        self._end_turn(events)
+
+    def _do_end_turn(self, action: Action, events: list[Event]) -> None:
+        self._end_turn(events)
+
+    def _end_turn(self, events: list[Event]) -> None:
+        n = self.num_players
+        alive = self.alive
+        seat = self.player
+        for _ in range(n):
+            seat = (seat + 1) % n
+            if alive[seat]:
+                break
+        self._begin_turn(seat, events)
+
+    # --- the end ----------------------------------------------------------------------
+
+    def _places(self, winners: list[int]) -> tuple[int, ...]:
+        """Winners first (tied), then the eliminated, last eliminated best."""
+        places = [0] * self.num_players
+        for w in winners:
+            places[w] = 1
+        place = len(winners) + 1
+        for seat in reversed(self.eliminated):
+            places[seat] = place
+            place += 1
+        for seat in range(self.num_players):  # anyone neither winner nor eliminated
+            if places[seat] == 0:
+                places[seat] = place
+        return tuple(places)
+
+    def _finish_turn_limit(self, events: list[Event]) -> None:
+        survivors = [s for s in range(self.num_players) if self.alive[s]]
+        self._finish(
+            Result(
+                EndReason.TURN_LIMIT,
+                self._places(winners=survivors),
+                f"turn limit of {self.config.turn_limit} rounds reached",
+            ),
+            events,
+        )
+
+    def _finish(self, result: Result, events: list[Event]) -> None:
+        self._result = result
+        self.phase = GAME_OVER
+        events.append(
+            {"e": "game_over", "reason": result.reason.value, "places": list(result.places)}
+        )
+
+
+_HANDLERS: dict[str, Callable[[RiskState, Action, list[Event]], None]] = {
+    "claim": RiskState._do_claim,
+    "place": RiskState._do_place,
+    "trade": RiskState._do_trade,
+    "no_trade": RiskState._do_no_trade,
+    "reinforce": RiskState._do_reinforce,
+    "attack": RiskState._do_attack,
+    "move_in": RiskState._do_move_in,
+    "end_attack": RiskState._do_end_attack,
+    "fortify": RiskState._do_fortify,
+    "end_turn": RiskState._do_end_turn,
+}

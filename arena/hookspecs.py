@@ -1,0 +1,108 @@
+"""Every pluggy hook of Arena, in one place.
+
+Two kinds of hooks live here:
+
+* ``arena_*`` hooks are called once, when the plugin manager is built, on every
+  installed plugin (built-in or third-party, found through the ``arena`` entry-point
+  group). They take a ``register`` callback.
+* ``risk_*`` hooks are called during a Risk game, on the variants chosen for that
+  match only, at phase boundaries (never per die roll). The classic rules are the
+  default implementations (``trylast``), so a variant overrides a rule by answering
+  first.
+
+``docs/plugins.md`` documents every hook; a test fails when one is not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from arena.engine.core import Game, Result
+    from arena.games.risk.state import RiskState
+    from arena.plugins import BotSpec, Variant
+
+hookspec = pluggy.HookspecMarker("arena")
+
+
+# --- discovery hooks: called once per plugin manager ------------------------------
+
+
+@hookspec
+def arena_register_games(register: Callable[[Game], None]) -> None:
+    """Register games by calling ``register(game)`` once per :class:`~arena.engine.Game`.
+
+    Called once when the registry is loaded. Two games with the same name are an error.
+    """
+
+
+@hookspec
+def arena_register_variants(register: Callable[[Variant], None]) -> None:
+    """Register variants of a game by calling ``register(variant)``.
+
+    A :class:`~arena.plugins.Variant` names its game, its own name, a one-line
+    description and the object that implements the game's per-match hooks (for Risk,
+    the ``risk_*`` hooks below). Called once when the registry is loaded.
+    """
+
+
+@hookspec
+def arena_register_bots(register: Callable[[BotSpec], None]) -> None:
+    """Register in-process bots by calling ``register(bot_spec)``.
+
+    A :class:`~arena.plugins.BotSpec` names its game, its name, a one-line description
+    and a factory ``factory(seat, seed) -> Player``. Called once when the registry is
+    loaded.
+    """
+
+
+# --- Risk per-match hooks: called on the chosen variants and the classic rules -----
+
+
+@hookspec(firstresult=True)
+def risk_starting_armies(num_players: int, options: dict[str, Any]) -> int | None:
+    """Armies each player starts with. Called once, when the game is created.
+
+    Return an int to decide; return None to leave it to the next implementation.
+    Classic: 35, 30, 25, 20 for 3, 4, 5, 6 players.
+    """
+
+
+@hookspec
+def risk_reinforcement_bonus(state: RiskState, player: int) -> list[tuple[str, int]]:
+    """Extra reinforcement items for ``player`` at the start of their turn.
+
+    Called once per turn, after the classic count (territories // 3, at least 3, plus
+    continent bonuses) and before card trades. Return ``[(label, armies), ...]``; every
+    item is added to the turn's reinforcements and shown in its breakdown event.
+    """
+
+
+@hookspec(firstresult=True)
+def risk_card_set_value(state: RiskState, sets_traded: int, cards: list[int]) -> int | None:
+    """Armies a traded set of ``cards`` (card ids) is worth.
+
+    ``sets_traded`` is the number of sets anyone traded before this one. Called once per
+    trade. Classic (progressive): 4, 6, 8, 10, 12, 15, then 5 more per further set.
+    """
+
+
+@hookspec(firstresult=True)
+def risk_check_victory(state: RiskState) -> Result | None:
+    """The game's result if someone has won, else None.
+
+    Called after every applied action when a variant implements it; the classic rule
+    (world domination: one player left) is checked after every elimination.
+    """
+
+
+@hookspec
+def risk_observation(state: RiskState, player: int, observation: dict[str, Any]) -> None:
+    """Add what ``player`` privately knows because of a variant to ``observation``.
+
+    Called whenever an observation is built. Add only what that player may know: the
+    observation goes to the bot as it is.
+    """

@@ -1,0 +1,1 @@
+"""Example bots. Each plays in-process (registered through the ``arena`` entry points)."""

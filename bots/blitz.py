@@ -1,0 +1,61 @@
+"""The benchmark's "blitz" bot, exactly as specified in docs/benchmarks.md.
+
+Setup: claim a uniformly random free territory; put each further army on a uniformly
+random own territory. Reinforce: each army on a uniformly random own territory that
+borders an enemy. Attack from every own territory to every enemy neighbour holding
+fewer armies, with the most dice allowed, until captured or until 1 army is left.
+Move in the most armies allowed. Trade whenever a set is held. Never fortify.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from arena.engine import Decision
+from arena.games.risk.map import load_map
+from bots._risk_common import frontier, spread
+
+
+class BlitzRiskBot:
+    def __init__(self, seat: int = 0, seed: int = 0) -> None:
+        self.rng = random.Random(seed)
+
+    def decide(self, obs: dict[str, Any], decision: Decision) -> dict[str, Any]:
+        kind = decision.kind
+        seat = obs["seat"]
+        owner = obs["owner"]
+        rng = self.rng
+        if kind == "attack":
+            game_map = load_map(obs["map"])
+            armies = obs["armies"]
+            for t, o in enumerate(owner):
+                if o != seat or armies[t] < 2:
+                    continue
+                for n in game_map.neighbours[t]:
+                    if owner[n] != seat and armies[n] < armies[t]:
+                        return {
+                            "type": "attack",
+                            "from": t,
+                            "to": n,
+                            "dice": min(3, armies[t] - 1),
+                            "until": 1,
+                        }
+            return {"type": "end_attack"}
+        if kind == "move_in":
+            return {"type": "move_in", "armies": decision.options["max"]}
+        if kind == "reinforce":
+            game_map = load_map(obs["map"])
+            targets = frontier(game_map, owner, seat)
+            return {"type": "reinforce", "armies": spread(rng, obs["reinforcements_left"], targets)}
+        if kind == "trade":
+            return {"type": "trade", "cards": decision.options["sets"][0]}
+        if kind == "fortify":
+            return {"type": "end_turn"}
+        if kind == "claim":
+            free = [t for t, o in enumerate(owner) if o < 0]
+            return {"type": "claim", "territory": free[int(rng.random() * len(free))]}
+        if kind == "setup_place":
+            own = [t for t, o in enumerate(owner) if o == seat]
+            return {"type": "place", "territory": own[int(rng.random() * len(own))]}
+        raise ValueError(f"blitz bot: unknown decision {kind!r}")

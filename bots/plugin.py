@@ -1,0 +1,24 @@
+"""Registers the example bots (entry point ``arena: bots``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from arena import hookimpl
+from arena.plugins import BotSpec
+from bots.aggressive import AggressiveRiskBot
+from bots.blitz import BlitzRiskBot
+from bots.defensive import DefensiveRiskBot
+from bots.random_bot import RandomRiskBot
+
+
+@hookimpl
+def arena_register_bots(register: Callable[[BotSpec], None]) -> None:
+    register(BotSpec("risk", "random", "uniform over the legal options", RandomRiskBot))
+    register(
+        BotSpec(
+            "risk", "aggressive", "masses on one front and attacks with the edge", AggressiveRiskBot
+        )
+    )
+    register(BotSpec("risk", "defensive", "takes and holds one continent", DefensiveRiskBot))
+    register(BotSpec("risk", "blitz", "the benchmark policy: attack anything weaker", BlitzRiskBot))

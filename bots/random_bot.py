@@ -1,0 +1,61 @@
+"""The uniform random bot: picks uniformly among the legal options of each decision.
+
+For a reinforcement (a distribution of armies) each army goes to a uniformly random
+own territory; counts (dice, armies moved) are uniform over their legal range.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from arena.engine import Decision
+from bots._risk_common import spread
+
+
+class RandomRiskBot:
+    def __init__(self, seat: int = 0, seed: int = 0) -> None:
+        self.rng = random.Random(seed)
+
+    def decide(self, obs: dict[str, Any], decision: Decision) -> dict[str, Any]:
+        rng = self.rng
+        kind = decision.kind
+        opts = decision.options
+        if kind in ("claim", "setup_place"):
+            return {
+                "type": "claim" if kind == "claim" else "place",
+                "territory": rng.choice(opts["territories"]),
+            }
+        if kind == "trade":
+            choices: list[Any] = list(opts["sets"])
+            if not opts["must_trade"]:
+                choices.append(None)
+            pick = rng.choice(choices)
+            return {"type": "no_trade"} if pick is None else {"type": "trade", "cards": pick}
+        if kind == "reinforce":
+            return {"type": "reinforce", "armies": spread(rng, opts["armies"], opts["territories"])}
+        if kind == "attack":
+            k = rng.randrange(len(opts["attacks"]) + 1)
+            if k == len(opts["attacks"]):
+                return {"type": "end_attack"}
+            a = opts["attacks"][k]
+            return {
+                "type": "attack",
+                "from": a["from"],
+                "to": a["to"],
+                "dice": rng.randint(1, a["max_dice"]),
+            }
+        if kind == "move_in":
+            return {"type": "move_in", "armies": rng.randint(opts["min"], opts["max"])}
+        if kind == "fortify":
+            k = rng.randrange(len(opts["moves"]) + 1)
+            if k == len(opts["moves"]):
+                return {"type": "end_turn"}
+            m = opts["moves"][k]
+            return {
+                "type": "fortify",
+                "from": m["from"],
+                "to": m["to"],
+                "armies": rng.randint(1, m["max_armies"]),
+            }
+        raise ValueError(f"random bot: unknown decision {kind!r}")
