@@ -220,7 +220,8 @@ class RiskState(State):
         other.config = self.config
         other.hooks = self.hooks
         other.num_players = self.num_players
-        other.rng = random.Random()
+        # __new__ skips seeding from the OS, which costs more than copying the state.
+        other.rng = random.Random.__new__(random.Random)
         other.rng.setstate(self.rng.getstate())
         other.owner = self.owner[:]
         other.armies = self.armies[:]
