@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from arena.engine import play_match  # noqa: E402
-from arena.engine.replay import dumps  # noqa: E402
-from arena.plugins import load_registry  # noqa: E402
-from benchmarks.reference_risk import play_blitz_game  # noqa: E402
+from arena.engine import play_match
+from arena.engine.replay import dumps
+from arena.plugins import load_registry
+from benchmarks.reference_risk import play_blitz_game
 
 REGISTRY = load_registry()
 RISK = REGISTRY.game("risk")
@@ -61,8 +61,10 @@ def bench_clone(samples: int) -> float:
     snapshots = []
     while not state.terminal and len(snapshots) < 50:
         decision = state.decision()
-        state.apply(decision.player,
-                    bots[decision.player].decide(state.observation(decision.player), decision))
+        state.apply(
+            decision.player,
+            bots[decision.player].decide(state.observation(decision.player), decision),
+        )
         if decision.kind == "attack":
             snapshots.append(state.clone())
     start = time.perf_counter()
@@ -85,25 +87,32 @@ def main() -> None:
     blitz_games = 4 if args.quick else 300
     random_games = 1 if args.quick else 12
 
-    print(f"{'bot':7} {'players':>7} {'cards':>11} {'games/s':>9} {'turns/s':>9} "
-          f"{'decisions/s':>12} {'turns/game':>10} {'replay KB':>9} {'gz KB':>7}")
+    print(
+        f"{'bot':7} {'players':>7} {'cards':>11} {'games/s':>9} {'turns/s':>9} "
+        f"{'decisions/s':>12} {'turns/game':>10} {'replay KB':>9} {'gz KB':>7}"
+    )
     results = {}
     for bot, games in (("blitz", blitz_games), ("random", random_games)):
         for players in (3, 4, 6):
             for cards in ("progressive", "none"):
                 r = bench_games(bot, players, cards, games)
                 results[(bot, players, cards)] = r
-                print(f"{bot:7} {players:>7} {cards:>11} {r['games_s']:>9.1f} "
-                      f"{r['turns_s']:>9.0f} {r['decisions_s']:>12.0f} {r['turns_game']:>10.1f} "
-                      f"{r['replay_kb']:>9.1f} {r['replay_gz_kb']:>7.1f}", flush=True)
+                print(
+                    f"{bot:7} {players:>7} {cards:>11} {r['games_s']:>9.1f} "
+                    f"{r['turns_s']:>9.0f} {r['decisions_s']:>12.0f} {r['turns_game']:>10.1f} "
+                    f"{r['replay_kb']:>9.1f} {r['replay_gz_kb']:>7.1f}",
+                    flush=True,
+                )
     clone_us = bench_clone(2000 if args.quick else 50_000)
     print(f"\nclone(): {clone_us:.1f} µs per call (4 players, mid-game)")
 
     reference = bench_reference(blitz_games)
     ours = results[("blitz", 4, "none")]["games_s"]
     print(f"\nreference textbook engine, blitz, 4 players, no cards: {reference:.1f} games/s")
-    print(f"arena engine,             blitz, 4 players, no cards: {ours:.1f} games/s "
-          f"(ratio {ours / reference:.2f}x the reference; target 170 games/s)")
+    print(
+        f"arena engine,             blitz, 4 players, no cards: {ours:.1f} games/s "
+        f"(ratio {ours / reference:.2f}x the reference; target 170 games/s)"
+    )
 
 
 if __name__ == "__main__":

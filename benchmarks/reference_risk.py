@@ -18,13 +18,10 @@ def play_blitz_game(num_players: int, seed: int) -> tuple[int, int]:
     rng = random.Random(seed)
     game_map = load_map("classic")
     names = list(game_map.territories)
-    neighbours = {
-        names[t]: [names[n] for n in game_map.neighbours[t]] for t in range(len(names))
-    }
+    neighbours = {names[t]: [names[n] for n in game_map.neighbours[t]] for t in range(len(names))}
     continents = [
         ([names[t] for t in members], bonus)
-        for members, bonus in zip(game_map.continent_members, game_map.continent_bonus,
-                                  strict=True)
+        for members, bonus in zip(game_map.continent_members, game_map.continent_bonus, strict=True)
     ]
     owner: dict[str, int] = {}
     armies: dict[str, int] = {}
@@ -68,10 +65,13 @@ def play_blitz_game(num_players: int, seed: int) -> tuple[int, int]:
                     attacked = True
                     defender = owner[dst]
                     while armies[src] > 1 and armies[dst] > 0:
-                        a_dice = sorted((rng.randint(1, 6) for _ in range(min(3, armies[src] - 1))),
-                                        reverse=True)
-                        d_dice = sorted((rng.randint(1, 6) for _ in range(min(2, armies[dst]))),
-                                        reverse=True)
+                        a_dice = sorted(
+                            (rng.randint(1, 6) for _ in range(min(3, armies[src] - 1))),
+                            reverse=True,
+                        )
+                        d_dice = sorted(
+                            (rng.randint(1, 6) for _ in range(min(2, armies[dst]))), reverse=True
+                        )
                         for a, d in zip(a_dice, d_dice, strict=False):
                             if a > d:
                                 armies[dst] -= 1
