@@ -1,0 +1,118 @@
+"""The arena command line: summaries, odds, listings and clear errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from arena.cli import main
+
+
+def test_play_prints_seats_turns_eliminations_and_ranking(capsys):
+    assert (
+        main(
+            [
+                "play",
+                "risk",
+                "--players",
+                "aggressive,blitz,defensive,random",
+                "--seed",
+                "3",
+                "--option",
+                "cards=none",
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "risk: 4 players, seed 3" in out
+    assert "options: cards=none" in out
+    assert "seats (turn order): 0:aggressive, 1:blitz, 2:defensive, 3:random" in out
+    assert "turns: " in out
+    assert "eliminations, in order:" in out
+    assert out.count(" eliminated by ") in (2, 3)
+    assert "ranking: 1. " in out
+
+
+def test_play_writes_a_replay_that_names_the_bots(tmp_path, capsys):
+    path = tmp_path / "g.json"
+    assert (
+        main(
+            ["play", "risk", "--players", "blitz,blitz,blitz", "--seed", "1", "--replay", str(path)]
+        )
+        == 0
+    )
+    data = json.loads(path.read_text())
+    assert data["players"] == ["blitz", "blitz", "blitz"]
+    assert data["seed"] == 1
+    assert f"replay: {path}" in capsys.readouterr().out
+
+
+def test_the_same_seed_plays_the_same_game(capsys):
+    args = ["play", "risk", "--players", "random,aggressive,defensive", "--seed", "11"]
+    main(args)
+    first = capsys.readouterr().out
+    main(args)
+    assert capsys.readouterr().out == first
+
+
+def test_odds_prints_the_battle_probability_and_the_one_roll_table(capsys):
+    assert main(["odds", "3", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "P(capture) = 0.6560" in out
+    assert "3v2: defender loses 2 2890/7776" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["play", "risk", "--players", "random,random"], "risk takes 3 to 6 players, not 2"),
+        (["play", "risk", "--players", ",".join(["random"] * 7)], "not 7"),
+        (["play", "risk", "--players", "random,random,nobody"], "unknown bot 'nobody'"),
+        (["play", "chess", "--players", "a,b"], "unknown game 'chess'"),
+        (
+            ["play", "risk", "--players", "random,random,random", "--option", "cards=fixed"],
+            "option cards='fixed': expected one of progressive, none",
+        ),
+        (
+            ["play", "risk", "--players", "random,random,random", "--option", "colour=red"],
+            "unknown option(s) for risk: colour",
+        ),
+        (
+            ["play", "risk", "--players", "random,random,random", "--option", "cards"],
+            "expected NAME=VALUE",
+        ),
+        (
+            ["play", "risk", "--players", "random,random,random", "--option", "turn-limit=-1"],
+            "turn-limit='-1'",
+        ),
+        (
+            ["play", "risk", "--players", "random,random,random", "--option", "map=nowhere"],
+            "unknown map 'nowhere'",
+        ),
+        (["odds", "3", "0"], "defenders >= 1"),
+        (["replay", "verify", "/nonexistent/replay.json"], "No such file"),
+    ],
+)
+def test_bad_input_gets_a_clear_error(args, message, capsys):
+    assert main(args) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_file_that_is_not_a_replay_is_refused(tmp_path, capsys):
+    path = tmp_path / "x.json"
+    path.write_text('{"format": "something-else"}')
+    assert main(["replay", "verify", str(path)]) == 2
+    assert "not an arena replay" in capsys.readouterr().err
+    path.write_text("{not json")
+    assert main(["replay", "verify", str(path)]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
+
+
+def test_variants_lists_the_game_its_options_and_bots(capsys):
+    assert main(["variants"]) == 0
+    out = capsys.readouterr().out
+    assert "risk: " in out
+    assert "--option cards=progressive|none (default progressive)" in out
+    assert "bots: aggressive, blitz, defensive, random" in out
