@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -15,9 +15,49 @@ class Player(Protocol):
     def decide(self, state_view: Any, decision: Decision) -> Action:
         """Return the action for ``decision``.
 
-        ``state_view`` is the player's observation (a mapping of what it may know).
+        ``state_view`` is the player's observation: a read-only mapping of what it may
+        know, built on first access (see :class:`LazyObservation`).
         """
         ...
+
+
+class LazyObservation(Mapping[str, Any]):
+    """A player's observation, built only if the bot reads it.
+
+    Valid while ``decide`` runs: afterwards the state moves on, so reading an observation
+    that was never read during ``decide`` raises (copy it with ``dict(obs)`` to keep it).
+    """
+
+    __slots__ = ("_data", "_seat", "_state")
+
+    def __init__(self, state: State, seat: int) -> None:
+        self._state: State | None = state
+        self._seat = seat
+        self._data: dict[str, Any] | None = None
+
+    def _load(self) -> dict[str, Any]:
+        if self._data is None:
+            if self._state is None:
+                raise RuntimeError(
+                    "observation read after decide() returned; keep a copy with dict(obs)"
+                )
+            self._data = self._state.observation(self._seat)
+        return self._data
+
+    def expire(self) -> None:
+        self._state = None
+
+    def __getitem__(self, key: str) -> Any:
+        return (self._data or self._load())[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._load())
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+    def __repr__(self) -> str:
+        return f"LazyObservation({self._data if self._data is not None else '...'})"
 
 
 class BotError(RuntimeError):
@@ -75,7 +115,9 @@ def play_match(
     while not state.terminal:
         decision = state.decision()
         seat = decision.player
-        action = players[seat].decide(state.observation(seat), decision)
+        observation = LazyObservation(state, seat)
+        action = players[seat].decide(observation, decision)
+        observation.expire()
         try:
             events = state.apply(seat, action)
         except IllegalAction as exc:
