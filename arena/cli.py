@@ -32,17 +32,25 @@ def _summary(rec: MatchRecord) -> str:
         "seats (turn order): "
         + ", ".join(f"{seat}:{name}" for seat, name in enumerate(rec.players))
     )
-    turns = 0
+    turns = moves = strikes = 0
     eliminations = []
     for event in rec.events:
-        if event["e"] == "turn":
+        kind = event["e"]
+        if kind == "turn":
             turns = event["turn"]
-        elif event["e"] == "eliminate":
+        elif kind == "move":
+            moves += 1
+        elif kind == "strike":
+            strikes += 1
+        elif kind == "eliminate":
             eliminations.append(
                 f"  turn {turns}: {rec.players[event['p']]} (seat {event['p']}) eliminated by "
                 f"{rec.players[event['by']]} (seat {event['by']})"
             )
-    lines.append(f"turns: {turns}, decisions: {len(rec.steps)}")
+    if turns:
+        lines.append(f"turns: {turns}, decisions: {len(rec.steps)}")
+    else:
+        lines.append(f"moves: {moves + strikes} ({strikes} strikes), decisions: {len(rec.steps)}")
     if eliminations:
         lines.append("eliminations, in order:")
         lines.extend(eliminations)
@@ -79,6 +87,9 @@ def cmd_play(args: argparse.Namespace) -> int:
     players = [spec.factory(seat, args.seed * 1000 + seat) for seat, spec in enumerate(specs)]
     rec = play_match(game, players, args.seed, _parse_options(args.option), variants, names=names)
     print(_summary(rec))
+    if args.board:
+        picture = game.render(rec.final_state)
+        print(picture if picture else f"({args.game} has no board picture)")
     if args.replay:
         size = replay.save(rec, args.replay)
         print(f"replay: {args.replay} ({size:,} bytes)")
@@ -157,6 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--players", required=True, help="comma-separated bot names in seat (turn) order"
     )
     play.add_argument("--seed", type=int, default=0, help="the match seed (default 0)")
+    play.add_argument("--board", action="store_true", help="print the final position")
     play.add_argument("--replay", help="write the replay to this file (.gz compresses)")
     play.add_argument(
         "--option",

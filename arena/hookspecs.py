@@ -23,6 +23,7 @@ import pluggy
 if TYPE_CHECKING:
     from arena.engine.core import Game, Result
     from arena.games.risk.state import RiskState
+    from arena.games.stratego.state import StrategoRules
     from arena.plugins import BotSpec, Variant
 
 hookspec = pluggy.HookspecMarker("arena")
@@ -105,4 +106,17 @@ def risk_observation(state: RiskState, player: int, observation: dict[str, Any])
 
     Called whenever an observation is built. Add only what that player may know: the
     observation goes to the bot as it is.
+    """
+
+
+# --- Stratego per-match hooks -------------------------------------------------------
+
+
+@hookspec
+def stratego_rules(rules: StrategoRules, options: dict[str, Any]) -> None:
+    """Adjust the rules of a Stratego game before it starts.
+
+    Called once per game, on each chosen variant in the order given, with the classic
+    rules as the starting point. Change the fields of ``rules`` (the army, the Scout's
+    strike, the repetition rules, ...); ``options`` are the game's parsed options.
     """

@@ -9,7 +9,8 @@ from arena.plugins import BotSpec
 from bots.aggressive import AggressiveRiskBot
 from bots.blitz import BlitzRiskBot
 from bots.defensive import DefensiveRiskBot
-from bots.random_bot import RandomRiskBot
+from bots.random_bot import RandomRiskBot, RandomStrategoBot
+from bots.stratego_heuristic import HeuristicStrategoBot
 
 
 @hookimpl
@@ -22,3 +23,12 @@ def arena_register_bots(register: Callable[[BotSpec], None]) -> None:
     )
     register(BotSpec("risk", "defensive", "takes and holds one continent", DefensiveRiskBot))
     register(BotSpec("risk", "blitz", "the benchmark policy: attack anything weaker", BlitzRiskBot))
+    register(BotSpec("stratego", "random", "random legal setup and moves", RandomStrategoBot))
+    register(
+        BotSpec(
+            "stratego",
+            "heuristic",
+            "guards its flag, probes with Scouts, strikes what it knows it beats",
+            HeuristicStrategoBot,
+        )
+    )

@@ -11,6 +11,7 @@ from typing import Any
 
 from arena.engine import Decision
 from bots._risk_common import spread
+from bots._stratego_common import random_setup
 
 
 class RandomRiskBot:
@@ -57,5 +58,32 @@ class RandomRiskBot:
                 "from": m["from"],
                 "to": m["to"],
                 "armies": rng.randint(1, m["max_armies"]),
+            }
+        raise ValueError(f"random bot: unknown decision {kind!r}")
+
+
+class RandomStrategoBot:
+    """A random legal setup, then a uniformly random legal move (or rescue) each turn."""
+
+    def __init__(self, seat: int = 0, seed: int = 0) -> None:
+        self.rng = random.Random(seed)
+
+    def decide(self, obs: dict[str, Any], decision: Decision) -> dict[str, Any]:
+        rng = self.rng
+        kind = decision.kind
+        opts = decision.options
+        if kind == "move":
+            moves = opts["moves"]
+            s, t = moves[int(rng.random() * len(moves))]
+            return {"type": "move", "from": s, "to": t}
+        if kind == "setup":
+            return random_setup(rng, opts)
+        if kind == "rescue":
+            if rng.random() < 0.5:
+                return {"type": "no_rescue"}
+            return {
+                "type": "rescue",
+                "piece": rng.choice(opts["pieces"]),
+                "square": rng.choice(opts["squares"]),
             }
         raise ValueError(f"random bot: unknown decision {kind!r}")

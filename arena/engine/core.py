@@ -187,6 +187,10 @@ class Game(ABC):
                 f"not {num_players}"
             )
 
+    def render(self, state: State) -> str:
+        """A text picture of the position, for people (``arena play --board``)."""
+        return ""
+
     @abstractmethod
     def new_state(
         self,

@@ -78,6 +78,8 @@ class MatchRecord:
     #: one entry per decision: [seat, action, events it caused]
     steps: list[list[Any]] = field(default_factory=list)
     result: Result | None = None
+    #: the state at the end (not part of the replay; for printing the final position)
+    final_state: State | None = field(default=None, repr=False, compare=False)
 
     @property
     def events(self) -> list[Event]:
@@ -128,4 +130,5 @@ def play_match(
         if record:
             steps.append([seat, action, events])
     rec.result = state.result()
+    rec.final_state = state
     return rec

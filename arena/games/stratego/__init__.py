@@ -1,0 +1,1 @@
+"""Stratego: the manual's rules, ISF rules and barrage."""

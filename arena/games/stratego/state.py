@@ -1,0 +1,592 @@
+"""Stratego: the state of one game and its rules.
+
+The board is two arrays of 100 squares (``rank``, ``owner``) plus per-square public
+facts that travel with a piece (has it moved, has it moved more than one square, has
+its rank been revealed). Pieces have internal ids (for the rescue rule's "the same
+piece cannot rescue twice"); ids never leave the state: observations describe the
+opponent's pieces by square and public facts only.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.engine.core import Action, Decision, EndReason, Event, IllegalAction, Result, State
+from arena.games.stratego.board import (
+    BACK_ROW,
+    HALF_ROWS,
+    LAKES,
+    NEIGHBOURS,
+    RAYS,
+    SETUP_ROWS,
+    SIZE,
+    SQUARES,
+    between,
+    in_line,
+    parse_square,
+    square_name,
+)
+from arena.games.stratego.pieces import (
+    BOMB,
+    CLASSIC_ARMY,
+    FLAG,
+    IMMOVABLE,
+    NAMES,
+    RANK_OF,
+    SCOUT,
+    strike,
+)
+
+SETUP, PLAY, RESCUE, GAME_OVER = range(4)
+PHASE_NAMES = ("setup", "move", "rescue", "game_over")
+PHASE_ACTIONS: tuple[tuple[str, ...], ...] = (("setup",), ("move",), ("rescue", "no_rescue"), ())
+RESULT_NAMES = {1: "attacker", -1: "defender", 0: "both"}
+EMPTY = -1
+
+# Zobrist keys for position repetition (the more-squares rule); fixed, not from the
+# match's generator, so they draw nothing from the game's chance.
+_ZRNG = random.Random(0x5747)
+ZOBRIST = tuple(
+    tuple(tuple(_ZRNG.getrandbits(64) for _ in range(12)) for _ in range(2)) for _ in range(SQUARES)
+)
+
+
+@dataclass
+class StrategoRules:
+    """The rule switches of one game; variants adjust them through ``stratego_rules``."""
+
+    name: str = "classic"
+    army: dict[str, int] = field(default_factory=lambda: dict(CLASSIC_ARMY))
+    #: every square of the 4 setup rows must be filled (false for barrage)
+    fill_setup_rows: bool = True
+    #: a Scout may move and strike in the same turn (ISF)
+    scout_move_and_strike: bool = False
+    #: most consecutive moves of one player between the same two squares (classic 2:
+    #: the third is refused; ISF 3)
+    shuttle_limit: int = 2
+    #: the ISF more-squares rule against endless chases
+    more_squares: bool = False
+    #: the manual's optional rescue rule
+    rescue: bool = False
+    #: plies after which the game is drawn (0: none)
+    turn_limit: int = 3000
+
+
+class StrategoState(State):
+    """One game of Stratego. Create it through ``StrategoGame.new_state``."""
+
+    def __init__(self, rules: StrategoRules, seed: int) -> None:
+        self.rules = rules
+        self.num_players = 2
+        self.rng = random.Random(seed)  # Stratego has no chance; kept for the contract
+        self.rank = [EMPTY] * SQUARES
+        self.owner = [EMPTY] * SQUARES
+        self.pid = [EMPTY] * SQUARES
+        self.moved = [False] * SQUARES
+        self.far = [False] * SQUARES
+        self.revealed = [False] * SQUARES
+        self.pieces: list[set[int]] = [set(), set()]
+        self.captured: list[list[int]] = [[], []]  # ranks each side has lost, in order
+        #: the public move log, one JSON-ready entry per move (shared by observations)
+        self.history: list[dict[str, Any]] = []
+        self.phase = SETUP
+        self.player = 0
+        self.ply = 0
+        self.zhash = 0
+        self.last_move: list[tuple[int, int, bool] | None] = [None, None]
+        self.shuttle: list[tuple[int, int, int]] = [(-1, -1, 0), (-1, -1, 0)]
+        #: per player, the positions seen during their current chase (None: no chase)
+        self.chase: list[set[int] | None] = [None, None]
+        self._hash_before_last = [0, 0]  # position before each player's last move
+        self.rescues = [0, 0]
+        self.rescuers: list[set[int]] = [set(), set()]
+        self._rescuer = EMPTY
+        self._result: Result | None = None
+        self.initial_events: list[Event] = []
+
+    # --- State protocol -------------------------------------------------------------
+
+    @property
+    def terminal(self) -> bool:
+        return self._result is not None
+
+    @property
+    def current_player(self) -> int:
+        return self.player
+
+    def result(self) -> Result | None:
+        return self._result
+
+    def decision(self) -> Decision:
+        return Decision(self.player, PHASE_NAMES[self.phase], self.legal_options)
+
+    def apply(self, player: int, action: Action) -> list[Event]:
+        if self._result is not None:
+            raise IllegalAction("the game is over")
+        if player != self.player:
+            raise IllegalAction(
+                f"not your turn: seat {player} acted but seat {self.player} is to move"
+            )
+        if type(action) is not dict:
+            raise IllegalAction(
+                f"an action must be a mapping with a 'type', got {type(action).__name__}"
+            )
+        kind = action.get("type")
+        allowed = PHASE_ACTIONS[self.phase]
+        if kind not in allowed:
+            raise IllegalAction(
+                f"action {kind!r} is not allowed in the {PHASE_NAMES[self.phase]} phase",
+                allowed=", ".join(allowed),
+            )
+        events: list[Event] = []
+        _HANDLERS[kind](self, action, events)
+        return events
+
+    def clone(self) -> StrategoState:
+        other = StrategoState.__new__(StrategoState)
+        other.__dict__.update(self.__dict__)
+        other.rng = random.Random.__new__(random.Random)
+        other.rng.setstate(self.rng.getstate())
+        for name in (
+            "rank",
+            "owner",
+            "pid",
+            "moved",
+            "far",
+            "revealed",
+            "history",
+            "last_move",
+            "shuttle",
+            "_hash_before_last",
+            "rescues",
+        ):
+            setattr(other, name, getattr(self, name)[:])
+        other.pieces = [set(s) for s in self.pieces]
+        other.captured = [c[:] for c in self.captured]
+        other.chase = [None if c is None else set(c) for c in self.chase]
+        other.rescuers = [set(s) for s in self.rescuers]
+        return other
+
+    # --- observation ------------------------------------------------------------------
+
+    def observation(self, player: int) -> dict[str, Any]:
+        """Own pieces with ranks; enemy pieces as positions plus public facts only."""
+        board: list[dict[str, Any] | None] = [None] * SQUARES
+        rank, owner, moved, far, revealed = (
+            self.rank,
+            self.owner,
+            self.moved,
+            self.far,
+            self.revealed,
+        )
+        for s in range(SQUARES):
+            o = owner[s]
+            if o < 0:
+                continue
+            known = o == player or revealed[s]
+            board[s] = {
+                "owner": o,
+                "rank": NAMES[rank[s]] if known else None,
+                "moved": moved[s],
+                "moved_far": far[s],
+                "revealed": revealed[s],
+            }
+        return {
+            "game": "stratego",
+            "seat": player,
+            "rules": self.rules.name,
+            "phase": PHASE_NAMES[self.phase],
+            "current_player": self.player,
+            "ply": self.ply,
+            "board": board,
+            "lakes": sorted(LAKES),
+            "captured": [[NAMES[r] for r in lost] for lost in self.captured],
+            "history": self.history[:],
+            "rescues_left": [2 - n for n in self.rescues] if self.rules.rescue else [0, 0],
+        }
+
+    # --- legal options ----------------------------------------------------------------
+
+    def legal_options(self) -> dict[str, Any]:
+        p = self.player
+        if self.phase == SETUP:
+            return {
+                "squares": [r * SIZE + c for r in SETUP_ROWS[p] for c in range(SIZE)],
+                "army": dict(self.rules.army),
+                "fill_rows": self.rules.fill_setup_rows,
+            }
+        if self.phase == PLAY:
+            return {"moves": self.legal_moves(p)}
+        if self.phase == RESCUE:
+            return {"pieces": self._rescuable(p), "squares": self._rescue_squares(p)}
+        return {}
+
+    def legal_moves(self, p: int) -> list[list[int]]:
+        """Every legal [from, to] for ``p`` (a move onto an enemy square is a strike)."""
+        out: list[list[int]] = []
+        rank, owner = self.rank, self.owner
+        scout_strikes = self.rules.scout_move_and_strike
+        check = self._refused
+        for s in self.pieces[p]:
+            r = rank[s]
+            if r in IMMOVABLE:
+                continue
+            if r == SCOUT:
+                for ray in RAYS[s]:
+                    first = True
+                    for t in ray:
+                        o = owner[t]
+                        if o < 0:
+                            if not check(p, s, t, False):
+                                out.append([s, t])
+                        else:
+                            if o != p and (first or scout_strikes) and not check(p, s, t, True):
+                                out.append([s, t])
+                            break
+                        first = False
+            else:
+                for t in NEIGHBOURS[s]:
+                    o = owner[t]
+                    if o != p and not check(p, s, t, o >= 0):
+                        out.append([s, t])
+        return out
+
+    def _has_move(self, p: int) -> bool:
+        owner = self.owner
+        for s in self.pieces[p]:
+            if self.rank[s] in IMMOVABLE:
+                continue
+            for t in NEIGHBOURS[s]:
+                o = owner[t]
+                if o != p and not self._refused(p, s, t, o >= 0):
+                    return True
+        return False  # a Scout's longer moves need a free neighbour first
+
+    def _refused(self, p: int, s: int, t: int, is_strike: bool) -> str | None:
+        """Why the geometrically possible move s->t is refused by a repetition rule."""
+        a, b, count = self.shuttle[p]
+        if s == b and t == a and count >= self.rules.shuttle_limit:
+            return (
+                f"two-squares rule: this piece has moved {count} times in a row between "
+                f"{square_name(a)} and {square_name(b)}"
+            )
+        if self.rules.more_squares and not is_strike and self._is_chasing(p, s, t):
+            seen = self.chase[p]
+            if seen is not None:
+                r = self.rank[s]
+                new_hash = self.zhash ^ ZOBRIST[s][p][r] ^ ZOBRIST[t][p][r]
+                back = self.last_move[p]
+                if new_hash in seen and not (back is not None and back[1] == s and back[0] == t):
+                    return (
+                        "more-squares rule: this chasing move repeats a position "
+                        "already seen during the chase"
+                    )
+        return None
+
+    def _is_chasing(self, p: int, s: int, t: int) -> bool:
+        """s->t threatens again an enemy piece that just fled from the piece on s."""
+        lm = self.last_move[1 - p]
+        if lm is None or lm[2]:
+            return False
+        fled_from, fled_to, _ = lm
+        return fled_from in NEIGHBOURS[s] and fled_to in NEIGHBOURS[t]
+
+    # --- setup ------------------------------------------------------------------------
+
+    def _do_setup(self, action: Action, events: list[Event]) -> None:
+        p = self.player
+        raw = action.get("placement")
+        if isinstance(raw, dict):
+            items = list(raw.items())
+        elif isinstance(raw, list) and all(
+            isinstance(x, list | tuple) and len(x) == 2 for x in raw
+        ):
+            items = [tuple(x) for x in raw]
+        else:
+            raise IllegalAction(
+                f"'placement' must map squares to piece names, got {type(raw).__name__}",
+                allowed='{"a1": "flag", "b1": "bomb", ...}',
+            )
+        rows = SETUP_ROWS[p]
+        placement: dict[int, int] = {}
+        for ref, name in items:
+            try:
+                s = parse_square(ref)
+            except ValueError as exc:
+                raise IllegalAction(f"'placement': {exc}") from None
+            if s // SIZE not in rows:
+                raise IllegalAction(
+                    f"{square_name(s)} is outside your setup rows",
+                    allowed=f"rows {rows[0] + 1} to {rows[-1] + 1}",
+                )
+            if s in placement:
+                raise IllegalAction(f"{square_name(s)} is given twice")
+            if name not in RANK_OF:
+                raise IllegalAction(f"unknown piece {name!r}", allowed=", ".join(NAMES))
+            placement[s] = RANK_OF[name]
+        counts: dict[str, int] = {}
+        for r in placement.values():
+            counts[NAMES[r]] = counts.get(NAMES[r], 0) + 1
+        army = self.rules.army
+        wrong = [
+            f"{name} {counts.get(name, 0)} (expected {army.get(name, 0)})"
+            for name in sorted(set(counts) | set(army))
+            if counts.get(name, 0) != army.get(name, 0)
+        ]
+        if wrong:
+            raise IllegalAction(
+                "wrong pieces: " + ", ".join(wrong),
+                allowed=", ".join(f"{n} {name}" for name, n in army.items()),
+            )
+        if self.rules.fill_setup_rows and len(placement) != len(rows) * SIZE:
+            raise IllegalAction(
+                f"{len(placement)} squares filled; every square of your "
+                f"{len(rows)} setup rows must hold a piece"
+            )
+        next_id = p * 100
+        for s, r in sorted(placement.items()):
+            self._put(s, p, r, next_id)
+            next_id += 1
+        events.append({"e": "setup", "p": p, "pieces": len(placement)})
+        if p == 0:
+            self.player = 1
+        else:
+            self.phase = PLAY
+            self.player = 0
+            self._check_stuck(events)
+
+    def _put(self, s: int, p: int, r: int, piece_id: int) -> None:
+        self.rank[s] = r
+        self.owner[s] = p
+        self.pid[s] = piece_id
+        self.pieces[p].add(s)
+        self.zhash ^= ZOBRIST[s][p][r]
+
+    # --- moves ------------------------------------------------------------------------
+
+    def _square(self, action: Action, key: str) -> int:
+        try:
+            return parse_square(action.get(key))
+        except ValueError as exc:
+            raise IllegalAction(f"{key!r}: {exc}") from None
+
+    def _do_move(self, action: Action, events: list[Event]) -> None:
+        s = self._square(action, "from")
+        t = self._square(action, "to")
+        p = self.player
+        rank, owner = self.rank, self.owner
+        if owner[s] != p:
+            raise IllegalAction(
+                f"no piece of yours on {square_name(s)}",
+                allowed="a square holding one of your movable pieces",
+            )
+        r = rank[s]
+        if r in IMMOVABLE:
+            raise IllegalAction(f"the {NAMES[r]} on {square_name(s)} never moves")
+        if t in LAKES:
+            raise IllegalAction(f"{square_name(t)} is a lake")
+        if owner[t] == p:
+            raise IllegalAction(f"{square_name(t)} holds your own piece")
+        is_strike = owner[t] >= 0
+        if t not in NEIGHBOURS[s]:
+            if r != SCOUT:
+                raise IllegalAction(
+                    f"the {NAMES[r]} moves one square forward, backward or sideways",
+                    allowed=", ".join(square_name(n) for n in NEIGHBOURS[s]),
+                )
+            if not in_line(s, t):
+                raise IllegalAction("a Scout moves in a straight line, never diagonally")
+            blocked = [q for q in between(s, t) if owner[q] >= 0 or q in LAKES]
+            if blocked:
+                raise IllegalAction(
+                    f"the Scout cannot pass {square_name(blocked[0])}: a Scout moves "
+                    "over empty squares only"
+                )
+            if is_strike and not self.rules.scout_move_and_strike:
+                raise IllegalAction(
+                    "under these rules a Scout may not move and strike in the same turn",
+                    allowed="strike an adjacent piece, or move to an empty square",
+                )
+        why = self._refused(p, s, t, is_strike)
+        if why:
+            raise IllegalAction(why, allowed="another move")
+        # --- legal: apply it ---
+        hash_before = self.zhash
+        chasing = self.rules.more_squares and not is_strike and self._is_chasing(p, s, t)
+        a, b, count = self.shuttle[p]
+        self.shuttle[p] = (s, t, count + 1 if (s == b and t == a) else 1)
+        self.ply += 1
+        if is_strike:
+            d = rank[t]
+            outcome = strike(r, d)
+            entry = {
+                "p": p,
+                "from": s,
+                "to": t,
+                "attacker": NAMES[r],
+                "defender": NAMES[d],
+                "result": RESULT_NAMES[outcome],
+            }
+            self.history.append(entry)
+            events.append({"e": "strike", **entry})
+            mover_id = self.pid[s]
+            far = t not in NEIGHBOURS[s]
+            if outcome >= 0:
+                self._remove(t)
+            if outcome <= 0:
+                self._remove(s)
+            if outcome == 1:
+                self._relocate(s, t, far)
+                self.revealed[t] = True
+            elif outcome == -1:
+                self.revealed[t] = True
+            self.last_move[p] = (s, t, True)
+            if d == FLAG:
+                self._finish(
+                    Result(
+                        EndReason.VICTORY,
+                        (1, 2) if p == 0 else (2, 1),
+                        f"seat {p} captured the flag",
+                    ),
+                    events,
+                )
+                return
+            landed = t if outcome == 1 else EMPTY
+        else:
+            far = t not in NEIGHBOURS[s]
+            mover_id = self.pid[s]
+            self._relocate(s, t, far)
+            entry = {"p": p, "from": s, "to": t}
+            self.history.append(entry)
+            events.append({"e": "move", **entry})
+            self.last_move[p] = (s, t, False)
+            landed = t
+        # the more-squares rule: remember the positions of a chase
+        if chasing:
+            seen = self.chase[p]
+            if seen is None:
+                seen = self.chase[p] = {self._hash_before_last[1 - p], hash_before}
+            seen.add(self.zhash)
+        else:
+            self.chase[p] = None
+        opp_chase = self.chase[1 - p]
+        if opp_chase is not None:
+            opp_chase.add(self.zhash)
+        self._hash_before_last[p] = hash_before
+        if landed >= 0 and self._can_rescue(p, landed, mover_id):
+            self._rescuer = mover_id
+            self.phase = RESCUE
+            return
+        self._next_turn(events)
+
+    def _relocate(self, s: int, t: int, far: bool) -> None:
+        p, r = self.owner[s], self.rank[s]
+        self.zhash ^= ZOBRIST[s][p][r] ^ ZOBRIST[t][p][r]
+        self.rank[t], self.owner[t], self.pid[t] = r, p, self.pid[s]
+        self.moved[t] = True
+        self.far[t] = self.far[s] or far
+        self.revealed[t] = self.revealed[s]
+        self.pieces[p].discard(s)
+        self.pieces[p].add(t)
+        self._clear(s)
+
+    def _remove(self, s: int) -> None:
+        p, r = self.owner[s], self.rank[s]
+        self.zhash ^= ZOBRIST[s][p][r]
+        self.captured[p].append(r)
+        self.pieces[p].discard(s)
+        self._clear(s)
+
+    def _clear(self, s: int) -> None:
+        self.rank[s] = self.owner[s] = self.pid[s] = EMPTY
+        self.moved[s] = self.far[s] = self.revealed[s] = False
+
+    def _next_turn(self, events: list[Event]) -> None:
+        self.phase = PLAY
+        self.player = 1 - self.player
+        limit = self.rules.turn_limit
+        if limit and self.ply >= limit:
+            self._finish(
+                Result(EndReason.TURN_LIMIT, (1, 1), f"turn limit of {limit} moves reached"), events
+            )
+            return
+        self._check_stuck(events)
+
+    def _check_stuck(self, events: list[Event]) -> None:
+        p = self.player
+        if self._has_move(p) or self.legal_moves(p):
+            return
+        if self._has_move(1 - p) or self.legal_moves(1 - p):
+            places = (2, 1) if p == 0 else (1, 2)
+            self._finish(
+                Result(EndReason.NO_MOVES, places, f"seat {p} has no legal move or strike"), events
+            )
+        else:
+            self._finish(Result(EndReason.DRAW, (1, 1), "neither side can move"), events)
+
+    # --- the rescue rule ----------------------------------------------------------------
+
+    def _can_rescue(self, p: int, square: int, mover_id: int) -> bool:
+        rules = self.rules
+        return (
+            rules.rescue
+            and square // SIZE == BACK_ROW[1 - p]
+            and self.rank[square] != SCOUT
+            and self.rescues[p] < 2
+            and mover_id not in self.rescuers[p]
+            and bool(self._rescuable(p))
+            and bool(self._rescue_squares(p))
+        )
+
+    def _rescuable(self, p: int) -> list[str]:
+        return sorted({NAMES[r] for r in self.captured[p] if r != BOMB})
+
+    def _rescue_squares(self, p: int) -> list[int]:
+        return [
+            r * SIZE + c
+            for r in HALF_ROWS[p]
+            for c in range(SIZE)
+            if r * SIZE + c not in LAKES and self.owner[r * SIZE + c] < 0
+        ]
+
+    def _do_rescue(self, action: Action, events: list[Event]) -> None:
+        p = self.player
+        name = action.get("piece")
+        if name not in self._rescuable(p):
+            raise IllegalAction(
+                f"cannot rescue {name!r}", allowed=", ".join(self._rescuable(p)) or "nothing"
+            )
+        s = self._square(action, "square")
+        if s not in self._rescue_squares(p):
+            raise IllegalAction(f"{square_name(s)} is not an empty square of your half")
+        r = RANK_OF[name]
+        self.captured[p].remove(r)
+        self._put(s, p, r, 1000 + len(self.history))
+        self.revealed[s] = True  # its rank became known when it was captured
+        self.rescues[p] += 1
+        self.rescuers[p].add(self._rescuer)
+        entry = {"p": p, "rescue": name, "square": s}
+        self.history.append(entry)
+        events.append({"e": "rescue", **entry})
+        self._next_turn(events)
+
+    def _do_no_rescue(self, action: Action, events: list[Event]) -> None:
+        self._next_turn(events)
+
+    def _finish(self, result: Result, events: list[Event]) -> None:
+        self._result = result
+        self.phase = GAME_OVER
+        events.append(
+            {"e": "game_over", "reason": result.reason.value, "places": list(result.places)}
+        )
+
+
+_HANDLERS: dict[str, Callable[[StrategoState, Action, list[Event]], None]] = {
+    "setup": StrategoState._do_setup,
+    "move": StrategoState._do_move,
+    "rescue": StrategoState._do_rescue,
+    "no_rescue": StrategoState._do_no_rescue,
+}

@@ -1,0 +1,1 @@
+"""Stratego rule sets, each a plugin registered through the ``arena`` entry points."""
