@@ -1,9 +1,12 @@
-"""Engine benchmark: whole Risk games in one process, on one core.
+"""Engine benchmark: whole games in one process, on one core.
 
-Prints games/s, turns/s and decisions/s for the uniform random bot and the blitz bot at
+Risk: games/s, turns/s and decisions/s for the uniform random bot and the blitz bot at
 3, 4 and 6 players, with the card rules on and with the "no cards" option; the cost of
 ``State.clone()``; the replay size per game; and, as the reference measured in the same
 run, a textbook engine playing the same blitz policy (benchmarks/reference_risk.py).
+
+Stratego: random-vs-random plies/s and games/s per rule set, against a textbook random
+game measured in the same run (benchmarks/reference_stratego.py).
 
     .venv/bin/python benchmarks/engine.py            # the figures in docs/benchmarks.md
     .venv/bin/python benchmarks/engine.py --quick    # a smoke run
@@ -24,9 +27,11 @@ from arena.engine import play_match
 from arena.engine.replay import dumps
 from arena.plugins import load_registry
 from benchmarks.reference_risk import play_blitz_game
+from benchmarks.reference_stratego import play_random_game
 
 REGISTRY = load_registry()
 RISK = REGISTRY.game("risk")
+STRATEGO = REGISTRY.game("stratego")
 
 
 def bench_games(bot: str, players: int, cards: str, games: int) -> dict[str, float]:
@@ -80,12 +85,39 @@ def bench_reference(games: int) -> float:
     return games / (time.perf_counter() - start)
 
 
+def bench_stratego(rule_set: str, games: int) -> dict[str, float]:
+    variants = REGISTRY.resolve_variants("stratego", [] if rule_set == "classic" else [rule_set])
+    plies = 0
+    start = time.perf_counter()
+    for seed in range(games):
+        bots = [REGISTRY.bot("stratego", "random").factory(s, seed * 100 + s) for s in (0, 1)]
+        rec = play_match(STRATEGO, bots, seed, variants=variants)
+        plies += len(rec.steps) - 2  # not the two setups
+    elapsed = time.perf_counter() - start
+    return {"plies_s": plies / elapsed, "games_s": games / elapsed, "plies_game": plies / games}
+
+
+def bench_stratego_reference(games: int) -> dict[str, float]:
+    start = time.perf_counter()
+    plies = sum(play_random_game(seed) for seed in range(games))
+    elapsed = time.perf_counter() - start
+    return {"plies_s": plies / elapsed, "games_s": games / elapsed, "plies_game": plies / games}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a few games only (smoke run)")
+    parser.add_argument("--game", choices=("risk", "stratego", "all"), default="all")
     args = parser.parse_args()
-    blitz_games = 4 if args.quick else 300
-    random_games = 1 if args.quick else 12
+    if args.game in ("risk", "all"):
+        main_risk(args.quick)
+    if args.game in ("stratego", "all"):
+        main_stratego(args.quick)
+
+
+def main_risk(quick: bool) -> None:
+    blitz_games = 4 if quick else 300
+    random_games = 1 if quick else 12
 
     print(
         f"{'bot':7} {'players':>7} {'cards':>11} {'games/s':>9} {'turns/s':>9} "
@@ -103,7 +135,7 @@ def main() -> None:
                     f"{r['replay_kb']:>9.1f} {r['replay_gz_kb']:>7.1f}",
                     flush=True,
                 )
-    clone_us = bench_clone(2000 if args.quick else 50_000)
+    clone_us = bench_clone(2000 if quick else 50_000)
     print(f"\nclone(): {clone_us:.1f} µs per call (4 players, mid-game)")
 
     reference = bench_reference(blitz_games)
@@ -112,6 +144,27 @@ def main() -> None:
     print(
         f"arena engine,             blitz, 4 players, no cards: {ours:.1f} games/s "
         f"(ratio {ours / reference:.2f}x the reference; target 170 games/s)"
+    )
+
+
+def main_stratego(quick: bool) -> None:
+    games = 3 if quick else 60
+    print(f"\n{'stratego':9} {'plies/s':>9} {'games/s':>8} {'plies/game':>10}")
+    figures = {}
+    for rule_set in ("classic", "isf", "barrage"):
+        r = figures[rule_set] = bench_stratego(rule_set, games)
+        print(
+            f"{rule_set:9} {r['plies_s']:>9.0f} {r['games_s']:>8.1f} {r['plies_game']:>10.0f}",
+            flush=True,
+        )
+    ref = bench_stratego_reference(games)
+    print(
+        f"{'reference':9} {ref['plies_s']:>9.0f} {ref['games_s']:>8.1f} "
+        f"{ref['plies_game']:>10.0f}  (textbook classic engine, same run)"
+    )
+    print(
+        f"classic: {figures['classic']['plies_s'] / ref['plies_s']:.2f}x the reference's "
+        "plies/s (target 23,000 plies/s)"
     )
 
 
