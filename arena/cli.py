@@ -11,13 +11,14 @@ from arena.engine.core import IllegalAction
 from arena.engine.match import BotError, MatchRecord, play_match
 
 
-def _parse_options(pairs: Sequence[str]) -> dict[str, str]:
-    options: dict[str, str] = {}
+def _parse_options(pairs: Sequence[str]) -> dict[str, str | None]:
+    """``NAME=VALUE`` pairs; a bare ``NAME`` is a flag (None), resolved by the game."""
+    options: dict[str, str | None] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
-        if not sep or not name:
-            raise ValueError(f"--option {pair!r}: expected NAME=VALUE")
-        options[name] = value
+        if not name:
+            raise ValueError(f"--option {pair!r}: expected NAME=VALUE or a flag NAME")
+        options[name] = value if sep else None
     return options
 
 
@@ -27,7 +28,10 @@ def _summary(rec: MatchRecord) -> str:
     if rec.variants:
         lines.append(f"variants: {', '.join(rec.variants)}")
     if rec.options:
-        lines.append("options: " + ", ".join(f"{k}={v}" for k, v in sorted(rec.options.items())))
+        lines.append(
+            "options: "
+            + ", ".join(k if v is None else f"{k}={v}" for k, v in sorted(rec.options.items()))
+        )
     lines.append(
         "seats (turn order): "
         + ", ".join(f"{seat}:{name}" for seat, name in enumerate(rec.players))
@@ -84,8 +88,10 @@ def cmd_play(args: argparse.Namespace) -> int:
     names = [n.strip() for n in args.players.split(",") if n.strip()]
     specs = [registry.bot(args.game, name) for name in names]
     variants = registry.resolve_variants(args.game, args.variant)
+    options = _parse_options(args.option)
+    registry.check_options(args.game, options, variants)
     players = [spec.factory(seat, args.seed * 1000 + seat) for seat, spec in enumerate(specs)]
-    rec = play_match(game, players, args.seed, _parse_options(args.option), variants, names=names)
+    rec = play_match(game, players, args.seed, options, variants, names=names)
     print(_summary(rec))
     if args.board:
         picture = game.render(rec.final_state)
@@ -139,6 +145,14 @@ def cmd_odds(args: argparse.Namespace) -> int:
     return 0
 
 
+def _describe_option(spec: Any) -> str:
+    values = "|".join(spec.choices) if spec.choices else "VALUE"
+    text = f"--option {spec.name}={values} (default {spec.default}): {spec.description}"
+    for alias, value in spec.aliases:
+        text += f"; --option {alias} means {spec.name}={value}"
+    return text
+
+
 def cmd_variants(args: argparse.Namespace) -> int:
     from arena.plugins import load_registry
 
@@ -150,9 +164,10 @@ def cmd_variants(args: argparse.Namespace) -> int:
         )
         for v in variants:
             print(f"  --variant {v.name}: {v.description}")
+            for spec in v.options:
+                print("    " + _describe_option(spec))
         for spec in game.option_specs:
-            values = "|".join(spec.choices) if spec.choices else "VALUE"
-            print(f"  --option {spec.name}={values} (default {spec.default}): {spec.description}")
+            print("  " + _describe_option(spec))
         bots = sorted(b for (g, b) in registry.bots if g == name)
         print(f"  bots: {', '.join(bots)}")
     return 0

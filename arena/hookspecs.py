@@ -63,12 +63,53 @@ def arena_register_bots(register: Callable[[BotSpec], None]) -> None:
 # --- Risk per-match hooks: called on the chosen variants and the classic rules -----
 
 
+@hookspec
+def risk_configure(num_players: int, options: dict[str, Any], given: dict[str, Any]) -> None:
+    """Check and adjust the parsed ``options`` of a game before it is created.
+
+    Called once per game, on the chosen variants. ``given`` holds the options the user
+    actually gave. Raise ``ValueError`` with a message that says why for a combination
+    that makes no sense (it is refused before the game starts); change ``options`` for
+    a setting the variant implies (missions use the deal setup, say).
+    """
+
+
 @hookspec(firstresult=True)
 def risk_starting_armies(num_players: int, options: dict[str, Any]) -> int | None:
     """Armies each player starts with. Called once, when the game is created.
 
-    Return an int to decide; return None to leave it to the next implementation.
-    Classic: 35, 30, 25, 20 for 3, 4, 5, 6 players.
+    Return an int to decide; return None to leave it to the next implementation; raise
+    ``ValueError`` for a player count the rules do not allow. Classic: 35, 30, 25, 20 for
+    3, 4, 5, 6 players.
+    """
+
+
+@hookspec
+def risk_passive_owners(num_players: int, options: dict[str, Any]) -> list[str]:
+    """Names of board owners that are not players (a neutral army), if any.
+
+    Called once, when the game is created. Passive owners get the owner ids after the
+    seats (``num_players``, ...); they never take a turn, reinforce, draw or attack.
+    """
+
+
+@hookspec(firstresult=True)
+def risk_setup(state: RiskState, events: list[dict[str, Any]]) -> bool | None:
+    """Lay out the board at the start of the game; return True once done.
+
+    Classic: claim or deal, by the ``setup`` option (``state.setup_claim`` /
+    ``state.setup_deal``). A variant with its own setup places territories with
+    ``state.give``, shuffles the deck (``state.shuffle_deck``), asks for placements with
+    ``state.ask`` and calls ``state.finish_setup(events)`` when all armies are placed.
+    """
+
+
+@hookspec
+def risk_after_setup(state: RiskState, events: list[dict[str, Any]]) -> bool:
+    """Called once when the initial placement is complete, before the first turn.
+
+    Return True if the variant asked for decisions (``state.ask``) and will call
+    ``state.begin_first_turn(events)`` itself when they are done; else False.
     """
 
 
@@ -101,11 +142,39 @@ def risk_check_victory(state: RiskState) -> Result | None:
 
 
 @hookspec
+def risk_eliminated(state: RiskState, loser: int, by: int, events: list[dict[str, Any]]) -> None:
+    """Called right after seat ``loser`` lost its last territory to seat ``by``.
+
+    The cards have changed hands already. A variant may append events, or end the game
+    by calling ``state.finish(result, events)``.
+    """
+
+
+@hookspec(firstresult=True)
+def risk_defence_chooser(state: RiskState, attacker: int, defender: int) -> int | None:
+    """The seat that chooses the defending dice with ``defender-dice=choose``.
+
+    Called once per attack in that mode. Return a seat, or None for the automatic
+    choice (the most dice allowed). Classic: the defending owner if it is a player still
+    taking turns.
+    """
+
+
+@hookspec
 def risk_observation(state: RiskState, player: int, observation: dict[str, Any]) -> None:
     """Add what ``player`` privately knows because of a variant to ``observation``.
 
     Called whenever an observation is built. Add only what that player may know: the
     observation goes to the bot as it is.
+    """
+
+
+@hookspec
+def risk_game_over(state: RiskState, result: Result, events: list[dict[str, Any]]) -> None:
+    """Called once when the game ends, before the ``game_over`` event.
+
+    A variant appends events that reveal what was secret (the missions, say): the replay
+    is public after the game.
     """
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pluggy
 
 from arena import hookspecs
-from arena.engine.core import Game
+from arena.engine.core import Game, OptionSpec
 
 ENTRY_POINT_GROUP = "arena"
 
@@ -29,6 +29,8 @@ class Variant:
     plugin: object
     #: names of variants of the same game this one cannot be combined with
     conflicts: tuple[str, ...] = ()
+    #: options this variant adds to its game (``--option name=value``)
+    options: tuple[OptionSpec, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,20 @@ class Registry:
                     raise ValueError(f"variants {other.name!r} and {name!r} cannot be combined")
             chosen.append(variant)
         return chosen
+
+    def check_options(
+        self, game: str, options: dict[str, str | None], chosen: list[Variant]
+    ) -> None:
+        """Refuse an option that belongs to a variant that was not chosen, saying which."""
+        chosen_names = {v.name for v in chosen}
+        for (g, name), variant in self.variants.items():
+            if g != game or name in chosen_names:
+                continue
+            names = {spec.name for spec in variant.options}
+            names |= {alias for spec in variant.options for alias, _ in spec.aliases}
+            for option in options:
+                if option in names:
+                    raise ValueError(f"option {option} belongs to a variant: add --variant {name}")
 
     def _add(self, table: dict, key: tuple | str, value: object, what: str) -> None:
         if key in table:

@@ -67,21 +67,24 @@ def test_odds_prints_the_battle_probability_and_the_one_roll_table(capsys):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["play", "risk", "--players", "random,random"], "risk takes 3 to 6 players, not 2"),
+        (
+            ["play", "risk", "--players", "random,random"],
+            "Risk takes 3 to 6 players, not 2 (2 players play with --variant neutral)",
+        ),
         (["play", "risk", "--players", ",".join(["random"] * 7)], "not 7"),
         (["play", "risk", "--players", "random,random,nobody"], "unknown bot 'nobody'"),
         (["play", "chess", "--players", "a,b"], "unknown game 'chess'"),
         (
-            ["play", "risk", "--players", "random,random,random", "--option", "cards=fixed"],
-            "option cards='fixed': expected one of progressive, none",
+            ["play", "risk", "--players", "random,random,random", "--option", "cards=gold"],
+            "option cards='gold': expected one of progressive, fixed, none",
         ),
         (
             ["play", "risk", "--players", "random,random,random", "--option", "colour=red"],
             "unknown option(s) for risk: colour",
         ),
         (
-            ["play", "risk", "--players", "random,random,random", "--option", "cards"],
-            "expected NAME=VALUE",
+            ["play", "risk", "--players", "random,random,random", "--option", "turn-limit"],
+            "option turn-limit needs a value",
         ),
         (
             ["play", "risk", "--players", "random,random,random", "--option", "turn-limit=-1"],
@@ -114,5 +117,5 @@ def test_variants_lists_the_game_its_options_and_bots(capsys):
     assert main(["variants"]) == 0
     out = capsys.readouterr().out
     assert "risk: " in out
-    assert "--option cards=progressive|none (default progressive)" in out
+    assert "--option cards=progressive|fixed|none (default progressive)" in out
     assert "bots: aggressive, blitz, defensive, random" in out

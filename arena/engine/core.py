@@ -104,6 +104,8 @@ class OptionSpec:
     default: str
     choices: tuple[str, ...] | None = None  # None: any value ``parse`` accepts
     parse: Callable[[str], Any] = str
+    #: bare flags that set this option: ``--option fixed-cards`` means ``cards=fixed``
+    aliases: tuple[tuple[str, str], ...] = ()
 
     def convert(self, value: str) -> Any:
         if self.choices is not None and value not in self.choices:
@@ -167,17 +169,40 @@ class Game(ABC):
     max_players: int
     option_specs: tuple[OptionSpec, ...] = field(default=())
 
-    def parse_options(self, options: Mapping[str, str]) -> dict[str, Any]:
-        """Turn ``name=value`` strings into typed values, refusing unknown names."""
+    def parse_options(
+        self, options: Mapping[str, str | None], variants: Sequence[Any] = ()
+    ) -> dict[str, Any]:
+        """Turn ``name=value`` strings into typed values, refusing unknown names.
+
+        The game's own options and those of the chosen ``variants`` are known. A value of
+        None is a bare flag: ``name`` alone means ``name=on``, or the option it aliases.
+        """
         specs = {spec.name: spec for spec in self.option_specs}
-        unknown = sorted(set(options) - set(specs))
+        for variant in variants:
+            specs.update({spec.name: spec for spec in getattr(variant, "options", ())})
+        aliases = {
+            alias: (spec.name, value) for spec in specs.values() for alias, value in spec.aliases
+        }
+        given: dict[str, str] = {}
+        for name, value in options.items():
+            if value is None:
+                if name in aliases:
+                    name, value = aliases[name]
+                elif name in specs and "on" in (specs[name].choices or ()):
+                    value = "on"
+                elif name in specs:
+                    raise ValueError(f"option {name} needs a value: {name}=VALUE")
+            if name in given and given[name] != value:
+                raise ValueError(f"option {name} given twice: {given[name]} and {value}")
+            given[name] = value  # type: ignore[assignment]
+        unknown = sorted(set(given) - set(specs))
         if unknown:
             raise ValueError(
                 f"unknown option(s) for {self.name}: {', '.join(unknown)}; "
                 f"known: {', '.join(sorted(specs)) or 'none'}"
             )
         merged = {name: spec.default for name, spec in specs.items()}
-        merged.update(options)
+        merged.update(given)
         return {name: specs[name].convert(value) for name, value in merged.items()}
 
     def check_players(self, num_players: int) -> None:

@@ -54,3 +54,33 @@ def progressive_value(sets_traded: int) -> int:
     if sets_traded < len(PROGRESSIVE):
         return PROGRESSIVE[sets_traded]
     return PROGRESSIVE[-1] + 5 * (sets_traded - len(PROGRESSIVE) + 1)
+
+
+#: fixed values: three infantry, three cavalry, three artillery, one of each
+FIXED_VALUES = {0: 4, 1: 6, 2: 8}
+FIXED_ONE_OF_EACH = 10
+
+
+def fixed_value(game_map: RiskMap, cards: list[int]) -> int:
+    """The fixed value of a set: 4, 6 or 8 for three of a design, 10 for one of each.
+
+    A wild stands for whichever design makes the set worth most. With no cards given
+    (the value of "the next set", unknown until the cards are chosen) the answer is 0.
+    """
+    if not cards:
+        return 0
+    known = [design(game_map, c) for c in cards if design(game_map, c) != WILD]
+    wilds = len(cards) - len(known)
+    best = 0
+    for filled in _fillings(known, wilds):
+        if len(set(filled)) == 3:
+            best = max(best, FIXED_ONE_OF_EACH)
+        elif filled[0] == filled[1] == filled[2]:
+            best = max(best, FIXED_VALUES[filled[0]])
+    return best
+
+
+def _fillings(known: list[int], wilds: int) -> list[list[int]]:
+    if wilds == 0:
+        return [known]
+    return [f for d in range(3) for f in _fillings([*known, d], wilds - 1)]

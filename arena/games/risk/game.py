@@ -32,11 +32,19 @@ RISK_OPTIONS = (
         ("claim", "deal"),
     ),
     OptionSpec(
+        "defender-dice",
+        "the defender rolls the most dice allowed, or chooses (and is asked each roll)",
+        "automatic",
+        ("automatic", "choose"),
+    ),
+    OptionSpec(
         "cards",
-        "card sets: progressive values (4, 6, 8, 10, 12, 15, +5), or none "
-        "(no cards are drawn: 'no spoils')",
+        "card sets: progressive values (4, 6, 8, 10, 12, 15, +5), fixed values (three "
+        "infantry 4, cavalry 6, artillery 8, one of each 10), or none (no cards are drawn: "
+        "'no spoils')",
         "progressive",
-        ("progressive", "none"),
+        ("progressive", "fixed", "none"),
+        aliases=(("fixed-cards", "fixed"), ("no-cards", "none")),
     ),
     OptionSpec(
         "dice",
@@ -55,6 +63,19 @@ RISK_OPTIONS = (
 )
 
 
+def _direct(caller: Any, argnames: tuple[str, ...]) -> Any:
+    """A hook with a single implementation, called without pluggy's dispatch.
+
+    Only for hooks called per decision (a victory check): pluggy's own call is cheap,
+    but not free, and a variant must not slow the engine.
+    """
+    impls = caller.get_hookimpls()
+    if len(impls) == 1 and tuple(impls[0].argnames) == argnames:
+        function = impls[0].function
+        return lambda **kwargs: function(*(kwargs[name] for name in argnames))
+    return caller
+
+
 @lru_cache(maxsize=64)
 def _hooks_for(plugins: tuple[object, ...]) -> tuple[RiskHooks, pluggy.PluginManager]:
     """Resolve the per-match hooks once per combination of variant plugins.
@@ -67,34 +88,45 @@ def _hooks_for(plugins: tuple[object, ...]) -> tuple[RiskHooks, pluggy.PluginMan
     pm.register(CLASSIC_RULES)
     for plugin in plugins:
         pm.register(plugin)
+    hook = pm.hook
 
     def only_classic(name: str) -> bool:
-        return all(impl.plugin is CLASSIC_RULES for impl in getattr(pm.hook, name).get_hookimpls())
+        return all(impl.plugin is CLASSIC_RULES for impl in getattr(hook, name).get_hookimpls())
 
     def optional(name: str) -> Any:
-        return None if not getattr(pm.hook, name).get_hookimpls() else getattr(pm.hook, name)
+        caller = getattr(hook, name)
+        return caller if caller.get_hookimpls() else None
 
-    return RiskHooks(
-        reinforcement_bonus=optional("risk_reinforcement_bonus"),
-        card_set_value=(
-            (
-                lambda state, sets_traded, cards: CLASSIC_RULES.risk_card_set_value(
-                    state, sets_traded, cards
+    check_victory = optional("risk_check_victory")
+    return (
+        RiskHooks(
+            setup=hook.risk_setup,
+            after_setup=optional("risk_after_setup"),
+            reinforcement_bonus=optional("risk_reinforcement_bonus"),
+            card_set_value=(
+                (
+                    lambda state, sets_traded, cards: CLASSIC_RULES.risk_card_set_value(
+                        state, sets_traded, cards
+                    )
                 )
-            )
-            if only_classic("risk_card_set_value")
-            else pm.hook.risk_card_set_value
+                if only_classic("risk_card_set_value")
+                else hook.risk_card_set_value
+            ),
+            check_victory=None if check_victory is None else _direct(check_victory, ("state",)),
+            eliminated=optional("risk_eliminated"),
+            defence_chooser=hook.risk_defence_chooser,
+            observation=optional("risk_observation"),
+            game_over=optional("risk_game_over"),
         ),
-        check_victory=optional("risk_check_victory"),
-        observation=optional("risk_observation"),
-    ), pm
+        pm,
+    )
 
 
 @dataclass(frozen=True)
 class RiskGame(Game):
     name: str = "risk"
     description: str = "Risk: world domination on a map of territories, with dice and cards"
-    min_players: int = 3
+    min_players: int = 2  # two only with a variant that allows it (neutral)
     max_players: int = 6
     option_specs: tuple[OptionSpec, ...] = RISK_OPTIONS
 
@@ -106,12 +138,18 @@ class RiskGame(Game):
         variants: Sequence[Any] = (),
     ) -> RiskState:
         self.check_players(num_players)
-        opts = self.parse_options(options or {})
-        plugins = tuple(v.plugin for v in variants)
-        hooks, pm = _hooks_for(plugins)
+        given = dict(options or {})
+        opts = self.parse_options(given, variants)
+        hooks, pm = _hooks_for(tuple(v.plugin for v in variants))
+        pm.hook.risk_configure(num_players=num_players, options=opts, given=given)
         armies = pm.hook.risk_starting_armies(num_players=num_players, options=opts)
         if armies is None:
             raise ValueError(f"no starting armies are defined for {num_players} players")
+        passive = tuple(
+            name
+            for names in pm.hook.risk_passive_owners(num_players=num_players, options=opts)
+            for name in names
+        )
         config = RiskConfig(
             num_players=num_players,
             starting_armies=armies,
@@ -119,6 +157,8 @@ class RiskGame(Game):
             cards=opts["cards"],
             dice=opts["dice"],
             turn_limit=opts["turn-limit"],
+            defender_dice=opts["defender-dice"],
+            passive_owners=passive,
         )
         state = RiskState(load_map(opts["map"]), config, hooks, seed)
         state.initial_events = state.start()

@@ -7,6 +7,7 @@ state changes, so a refused action (``IllegalAction``) leaves the game untouched
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,7 +19,9 @@ from arena.games.risk.dice import CUMULATIVE, compare, outcome_code
 from arena.games.risk.map import RiskMap
 
 # Phases, in the order a turn goes through them.
-CLAIM, SETUP_PLACE, TRADE, REINFORCE, ATTACK, MOVE_IN, FORTIFY, GAME_OVER = range(8)
+CLAIM, SETUP_PLACE, TRADE, REINFORCE, ATTACK, MOVE_IN, FORTIFY, GAME_OVER, DEFEND, VARIANT = range(
+    10
+)
 PHASE_NAMES = (
     "claim",
     "setup_place",
@@ -28,6 +31,8 @@ PHASE_NAMES = (
     "move_in",
     "fortify",
     "game_over",
+    "defend",
+    "variant",  # a decision a variant asked for; its kind is the variant's
 )
 #: the action types each phase accepts
 PHASE_ACTIONS: tuple[tuple[str, ...], ...] = (
@@ -39,6 +44,8 @@ PHASE_ACTIONS: tuple[tuple[str, ...], ...] = (
     ("move_in",),
     ("fortify", "end_turn"),
     (),
+    ("defend",),
+    (),  # the variant's decision says which
 )
 
 
@@ -52,31 +59,45 @@ class RiskConfig:
     cards: str = "progressive"  # "progressive" or "none" (no spoils)
     dice: str = "distribution"  # "distribution" (one draw per roll) or "faces"
     turn_limit: int = 500  # rounds; 0 means none
+    defender_dice: str = "automatic"  # "automatic" (the most allowed) or "choose"
+    #: board owners that are not players (a neutral army): owner ids num_players, ...
+    passive_owners: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class RiskHooks:
     """The per-match rule hooks, resolved once so a turn calls plain functions."""
 
+    setup: Callable[..., Any]
+    after_setup: Callable[..., list[bool]] | None
     reinforcement_bonus: Callable[..., list[list[tuple[str, int]]]] | None
     card_set_value: Callable[..., int | None]
     check_victory: Callable[..., Result | None] | None
+    eliminated: Callable[..., Any] | None
+    defence_chooser: Callable[..., int | None]
     observation: Callable[..., Any] | None
+    game_over: Callable[..., Any] | None
 
 
-def _require_int(action: Action, key: str) -> int:
-    value = action.get(key)
-    if type(value) is not int:
-        raise IllegalAction(f"{key!r} must be a whole number, got {value!r}")
-    return value
+@dataclass(frozen=True)
+class CustomDecision:
+    """A decision a variant asks for (``RiskState.ask``): who, what, and its handlers."""
+
+    player: int
+    kind: str
+    options: Callable[[], dict[str, Any]]
+    #: action type -> handler(state, action, events); validates, then changes the state
+    handlers: dict[str, Callable[[Any, Action, list[Event]], None]]
 
 
 class RiskState(State):
     """One game of Risk. Create it through ``RiskGame.new_state``."""
 
     __slots__ = (
+        "_attack",
         "_bonus_used",
         "_conquered",
+        "_custom",
         "_draw_cards",
         "_forced_trade",
         "_move_in",
@@ -95,8 +116,10 @@ class RiskState(State):
         "hooks",
         "initial_events",
         "map",
+        "num_owners",
         "num_players",
         "owner",
+        "passive",
         "phase",
         "player",
         "rng",
@@ -104,21 +127,32 @@ class RiskState(State):
         "sets_traded",
         "territory_count",
         "turn",
+        "untradable",
+        "variant_data",
     )
 
     def __init__(self, game_map: RiskMap, config: RiskConfig, hooks: RiskHooks, seed: int):
         n = config.num_players
+        owners = n + len(config.passive_owners)
         self.map = game_map
         self.config = config
         self.hooks = hooks
         self.num_players = n
+        #: players first (seats 0..n-1), then passive owners such as a neutral army
+        self.num_owners = owners
         self.rng = random.Random(seed)
         self.owner = [-1] * game_map.size
         self.armies = [0] * game_map.size
-        self.territory_count = [0] * n
+        self.territory_count = [0] * owners
+        #: owners that never take a turn: passive owners, and seats a referee forfeited
+        self.passive = [False] * n + [True] * (owners - n)
         self.alive = [True] * n
         self.eliminated: list[int] = []
-        self.hands: list[list[int]] = [[] for _ in range(n)]
+        self.hands: list[list[int]] = [[] for _ in range(owners)]
+        #: cards that may not be traded in sets (a variant's choice)
+        self.untradable: set[int] = set()
+        #: per-match data of variants, keyed by variant; copied by clone()
+        self.variant_data: dict[str, Any] = {}
         self.draw_pile: list[int] = []  # drawn from the end
         self.discard: list[int] = []
         self.sets_traded = 0
@@ -135,35 +169,71 @@ class RiskState(State):
         self._forced_trade = False
         self._trade_down = False  # trading because an elimination brought 6+ cards
         self._move_in: tuple[int, int, int, int] | None = None  # from, to, min, max
+        self._attack: dict[str, Any] | None = None  # an attack waiting for defence dice
+        self._custom: CustomDecision | None = None
         self._result: Result | None = None
         self.initial_events: list[Event] = []
 
     # --- setup --------------------------------------------------------------------
 
     def start(self) -> list[Event]:
-        """Lay out the game according to the setup rule; returns the setup events."""
+        """Lay out the game (the ``risk_setup`` hook); returns the setup events."""
         events: list[Event] = []
-        all_cards = list(range(cardlib.deck_size(self.map)))
-        if self.config.setup == "deal":
-            territory_cards = all_cards[: self.map.size]
-            self.rng.shuffle(territory_cards)
-            dealt: list[list[int]] = [[] for _ in range(self.num_players)]
-            for i, t in enumerate(territory_cards):
-                dealt[i % self.num_players].append(t)
-            for seat, territories in enumerate(dealt):
-                for t in territories:
-                    self.owner[t] = seat
-                    self.armies[t] = 1
-                self.territory_count[seat] = len(territories)
-                self._setup_left[seat] -= len(territories)
-                events.append({"e": "deal", "p": seat, "t": sorted(territories)})
-            self.phase = SETUP_PLACE
-            self.player = self._next_setup_seat(self.num_players - 1)
-        self.rng.shuffle(all_cards)
-        self.draw_pile = all_cards
-        if self.phase == SETUP_PLACE and self.player < 0:
-            self._begin_turn(0, events)
+        self.hooks.setup(state=self, events=events)
         return events
+
+    def setup_claim(self, events: list[Event]) -> None:
+        """Claim setup: players claim free territories in turn, then place the rest."""
+        self.shuffle_deck()
+        self.phase = CLAIM
+        self.player = 0
+
+    def setup_deal(self, events: list[Event]) -> None:
+        """Deal setup: the territory cards dealt round the table, one army on each."""
+        territory_cards = list(range(self.map.size))
+        self.rng.shuffle(territory_cards)
+        dealt: list[list[int]] = [[] for _ in range(self.num_players)]
+        for i, t in enumerate(territory_cards):
+            dealt[i % self.num_players].append(t)
+        for seat, territories in enumerate(dealt):
+            self.give(seat, territories, 1)
+            self._setup_left[seat] -= len(territories)
+            events.append({"e": "deal", "p": seat, "t": sorted(territories)})
+        self.shuffle_deck()
+        self.phase = SETUP_PLACE
+        self.player = self._next_setup_seat(self.num_players - 1)
+        if self.player < 0:
+            self.finish_setup(events)
+
+    def give(self, owner: int, territories: list[int], armies: int) -> None:
+        """Set ``owner`` on unowned ``territories`` with ``armies`` each (setup only)."""
+        for t in territories:
+            self.owner[t] = owner
+            self.armies[t] = armies
+        self.territory_count[owner] += len(territories)
+
+    def shuffle_deck(self) -> None:
+        """Every card (territories and wilds) shuffled into the draw pile."""
+        self.draw_pile = list(range(cardlib.deck_size(self.map)))
+        self.rng.shuffle(self.draw_pile)
+
+    def finish_setup(self, events: list[Event]) -> None:
+        """Initial placement is over: variants may ask for more, then the first turn."""
+        if self.hooks.after_setup is not None and any(
+            self.hooks.after_setup(state=self, events=events)
+        ):
+            return  # a variant asked for decisions; it calls begin_first_turn() itself
+        self.begin_first_turn(events)
+
+    def begin_first_turn(self, events: list[Event]) -> None:
+        self._custom = None
+        self._begin_turn(0, events)
+
+    def ask(self, decision: CustomDecision) -> None:
+        """A variant asks a player for a decision of its own kind (handled by it)."""
+        self._custom = decision
+        self.phase = VARIANT
+        self.player = decision.player
 
     def _next_setup_seat(self, after: int) -> int:
         for k in range(1, self.num_players + 1):
@@ -186,6 +256,9 @@ class RiskState(State):
         return self._result
 
     def decision(self) -> Decision:
+        if self.phase == VARIANT:
+            custom = self._custom
+            return Decision(custom.player, custom.kind, custom.options)  # type: ignore[union-attr]
         return Decision(self.player, PHASE_NAMES[self.phase], self.legal_options)
 
     def apply(self, player: int, action: Action) -> list[Event]:
@@ -200,18 +273,28 @@ class RiskState(State):
                 f"an action must be a mapping with a 'type', got {type(action).__name__}"
             )
         kind = action.get("type")
-        allowed = PHASE_ACTIONS[self.phase]
-        if kind not in allowed:
-            raise IllegalAction(
-                f"action {kind!r} is not allowed in the {PHASE_NAMES[self.phase]} phase",
-                allowed=", ".join(allowed),
-            )
-        events: list[Event] = []
-        _HANDLERS[kind](self, action, events)
+        if self.phase == VARIANT:
+            handlers = self._custom.handlers  # type: ignore[union-attr]
+            if kind not in handlers:
+                raise IllegalAction(
+                    f"action {kind!r} is not allowed in the {self._custom.kind} decision",  # type: ignore[union-attr]
+                    allowed=", ".join(handlers),
+                )
+            events = []
+            handlers[kind](self, action, events)
+        else:
+            allowed = PHASE_ACTIONS[self.phase]
+            if kind not in allowed:
+                raise IllegalAction(
+                    f"action {kind!r} is not allowed in the {PHASE_NAMES[self.phase]} phase",
+                    allowed=", ".join(allowed),
+                )
+            events = []
+            _HANDLERS[kind](self, action, events)
         if self.hooks.check_victory is not None and self._result is None:
             result = self.hooks.check_victory(state=self)
             if result is not None:
-                self._finish(result, events)
+                self.finish(result, events)
         return events
 
     def clone(self) -> RiskState:
@@ -220,6 +303,7 @@ class RiskState(State):
         other.config = self.config
         other.hooks = self.hooks
         other.num_players = self.num_players
+        other.num_owners = self.num_owners
         # __new__ skips seeding from the OS, which costs more than copying the state.
         other.rng = random.Random.__new__(random.Random)
         other.rng.setstate(self.rng.getstate())
@@ -227,6 +311,11 @@ class RiskState(State):
         other.armies = self.armies[:]
         other.territory_count = self.territory_count[:]
         other.alive = self.alive[:]
+        other.passive = self.passive[:]
+        other.untradable = set(self.untradable)
+        other.variant_data = copy.deepcopy(self.variant_data) if self.variant_data else {}
+        other._custom = self._custom
+        other._attack = None if self._attack is None else copy.deepcopy(self._attack)
         other.eliminated = self.eliminated[:]
         other.hands = [h[:] for h in self.hands]
         other.draw_pile = self.draw_pile[:]
@@ -258,6 +347,8 @@ class RiskState(State):
             "game": "risk",
             "seat": player,
             "num_players": self.num_players,
+            "num_owners": self.num_owners,
+            "passive": self.passive[:],
             "map": game_map.name,
             "phase": PHASE_NAMES[self.phase],
             "current_player": self.player,
@@ -279,6 +370,8 @@ class RiskState(State):
         if self.phase == MOVE_IN and self._move_in is not None:
             src, dst, lo, hi = self._move_in
             obs["move_in"] = {"from": src, "to": dst, "min": lo, "max": hi}
+        elif self.phase == DEFEND and self._attack is not None:
+            obs["attack"] = self._attack_view()
         if self.hooks.observation is not None:
             self.hooks.observation(state=self, player=player, observation=obs)
         return obs
@@ -295,8 +388,10 @@ class RiskState(State):
         if phase == SETUP_PLACE:
             return {"territories": self.owned(p), "armies_left": self._setup_left[p]}
         if phase == TRADE:
+            sets = [list(s) for s in cardlib.sets_in(self.map, self.tradable(p))]
             return {
-                "sets": [list(s) for s in cardlib.sets_in(self.map, self.hands[p])],
+                "sets": sets,
+                "values": [self._set_value(s) for s in sets],
                 "must_trade": self._must_trade(),
                 "next_set_value": self.next_set_value(),
             }
@@ -326,14 +421,30 @@ class RiskState(State):
                     if owner[n] == p:
                         moves.append({"from": t, "to": n, "max_armies": armies[t] - 1})
             return {"moves": moves, "can_end": True}
+        if phase == DEFEND:
+            return {
+                "max_dice": min(2, self.armies[self._attack["to"]]),  # type: ignore[index]
+                "attack": self._attack_view(),
+            }
         return {}
 
     def owned(self, player: int) -> list[int]:
         return [t for t, o in enumerate(self.owner) if o == player]
 
     def next_set_value(self) -> int:
-        value = self.hooks.card_set_value(state=self, sets_traded=self.sets_traded, cards=[])
+        """The value of the next set, as far as it does not depend on the cards."""
+        return self._set_value([])
+
+    def _set_value(self, cards: list[int]) -> int:
+        value = self.hooks.card_set_value(state=self, sets_traded=self.sets_traded, cards=cards)
         return int(value)
+
+    def tradable(self, player: int) -> list[int]:
+        """``player``'s cards that may go into a set."""
+        hand = self.hands[player]
+        if not self.untradable:
+            return hand
+        return [c for c in hand if c not in self.untradable]
 
     def _must_trade(self) -> bool:
         return self._trade_down or self._forced_trade
@@ -383,7 +494,7 @@ class RiskState(State):
     def _after_setup_army(self, p: int, events: list[Event]) -> None:
         nxt = self._next_setup_seat(p)
         if nxt < 0:
-            self._begin_turn(0, events)
+            self.finish_setup(events)
         else:
             self.phase = SETUP_PLACE
             self.player = nxt
@@ -432,7 +543,7 @@ class RiskState(State):
         hand = self.hands[seat]
         self._forced_trade = len(hand) >= 5
         self._trade_down = False
-        self.phase = TRADE if cardlib.has_set(game_map, hand) else REINFORCE
+        self.phase = TRADE if cardlib.has_set(game_map, self.tradable(seat)) else REINFORCE
 
     def _do_trade(self, action: Action, events: list[Event]) -> None:
         p = self.player
@@ -447,6 +558,9 @@ class RiskState(State):
             raise IllegalAction(
                 f"cards {raw} are not 3 different cards of your hand {sorted(hand)}"
             )
+        held_back = [c for c in raw if c in self.untradable]
+        if held_back:
+            raise IllegalAction(f"cards {held_back} may not be traded in a set in this game")
         if not cardlib.is_set(self.map, raw):
             names = [cardlib.design_name(self.map, c) for c in raw]
             raise IllegalAction(
@@ -467,9 +581,7 @@ class RiskState(State):
                     )
             elif owned_on_cards:
                 bonus_t = owned_on_cards[0]
-        value = int(
-            self.hooks.card_set_value(state=self, sets_traded=self.sets_traded, cards=list(raw))
-        )
+        value = self._set_value(list(raw))
         for c in raw:
             hand.remove(c)
         self.discard.extend(raw)
@@ -483,11 +595,11 @@ class RiskState(State):
         events.append(event)
         self._forced_trade = False
         if self._trade_down:
-            if len(hand) > 4:
+            if len(hand) > 4 and cardlib.has_set(self.map, self.tradable(p)):
                 return  # keep trading down
             self._trade_down = False
             self.phase = REINFORCE
-        elif not cardlib.has_set(self.map, hand):
+        elif not cardlib.has_set(self.map, self.tradable(p)):
             self.phase = REINFORCE
 
     def _do_no_trade(self, action: Action, events: list[Event]) -> None:
@@ -583,53 +695,142 @@ class RiskState(State):
                 f"'until' must be a whole number of armies from 1 to {a - 1}, got {until!r}",
                 allowed="omit 'until' for a single roll",
             )
-        d = armies[dst]
+        stop_at = until if until is not None else a  # single roll: stop after one
         rolls: list[str] = []
         faces_log: list[str] | None = [] if self.config.dice == "faces" else None
+        if self.config.defender_dice == "choose":
+            chooser = self.hooks.defence_chooser(state=self, attacker=p, defender=owner[dst])
+            if chooser is not None:
+                self._attack = {
+                    "p": p,
+                    "from": src,
+                    "to": dst,
+                    "dice": dice,
+                    "stop": stop_at,
+                    "start": [a, armies[dst]],
+                    "rolls": rolls,
+                    "faces": faces_log,
+                    "def_dice": [],
+                    "chooser": chooser,
+                }
+                self.phase = DEFEND
+                self.player = chooser
+                return
+        d = armies[dst]
         random_ = self.rng.random
         start_a, start_d = a, d
         ad = dice
-        stop_at = until if until is not None else a  # single roll: stop after one
         while True:
             ad = dice if dice < a else a - 1
             dd = 2 if d >= 2 else 1
-            if faces_log is None:
+            if faces_log is None:  # the hot path: one random number per roll
                 u = random_()
                 for threshold, al, dl, code in CUMULATIVE[ad][dd]:  # noqa: B007 - used after the loop
                     if u < threshold:
                         break
                 rolls.append(code)
             else:
-                af = [int(random_() * 6) + 1 for _ in range(ad)]
-                df = [int(random_() * 6) + 1 for _ in range(dd)]
-                al, dl = compare(af, df)
-                rolls.append(outcome_code(al, dl))
-                faces_log.append(
-                    "".join(map(str, sorted(af, reverse=True)))
-                    + "-"
-                    + "".join(map(str, sorted(df, reverse=True)))
-                )
+                al, dl = self._roll(ad, dd, rolls, faces_log)
             a -= al
             d -= dl
             if d == 0 or a <= stop_at or a < 2:
                 break
         armies[src] = a
         armies[dst] = d
+        self._end_battle(src, dst, dice, (start_a, start_d), rolls, faces_log, None, ad, events)
+
+    def _roll(
+        self, ad: int, dd: int, rolls: list[str], faces_log: list[str] | None
+    ) -> tuple[int, int]:
+        """One roll of ``ad`` against ``dd`` dice; logs it; returns the two sides' losses."""
+        random_ = self.rng.random
+        if faces_log is None:
+            u = random_()
+            for threshold, al, dl, code in CUMULATIVE[ad][dd]:  # noqa: B007 - used after the loop
+                if u < threshold:
+                    break
+            rolls.append(code)
+            return al, dl
+        af = sorted((int(random_() * 6) + 1 for _ in range(ad)), reverse=True)
+        df = sorted((int(random_() * 6) + 1 for _ in range(dd)), reverse=True)
+        al, dl = compare(af, df)
+        rolls.append(outcome_code(al, dl))
+        faces_log.append("".join(map(str, af)) + "-" + "".join(map(str, df)))
+        return al, dl
+
+    def _end_battle(
+        self,
+        src: int,
+        dst: int,
+        dice: int,
+        start: tuple[int, int],
+        rolls: list[str],
+        faces_log: list[str] | None,
+        def_dice: list[int] | None,
+        last_dice: int,
+        events: list[Event],
+    ) -> None:
         event: Event = {
             "e": "battle",
-            "p": p,
+            "p": self.player,
             "from": src,
             "to": dst,
             "dice": dice,
             "rolls": "".join(rolls),
-            "att_loss": start_a - a,
-            "def_loss": start_d - d,
+            "att_loss": start[0] - self.armies[src],
+            "def_loss": start[1] - self.armies[dst],
         }
         if faces_log is not None:
             event["faces"] = " ".join(faces_log)
+        if def_dice is not None:
+            event["def_dice"] = "".join(map(str, def_dice))
         events.append(event)
-        if d == 0:
-            self._conquer(src, dst, ad, events)
+        if self.armies[dst] == 0:
+            self._conquer(src, dst, last_dice, events)
+
+    def _attack_view(self) -> dict[str, Any]:
+        at = self._attack
+        assert at is not None
+        return {
+            "attacker": at["p"],
+            "from": at["from"],
+            "to": at["to"],
+            "dice": at["dice"],
+            "rolls": "".join(at["rolls"]),
+        }
+
+    def _do_defend(self, action: Action, events: list[Event]) -> None:
+        at = self._attack
+        assert at is not None
+        src, dst = at["from"], at["to"]
+        armies = self.armies
+        most = min(2, armies[dst])
+        dd = action.get("dice", most)
+        if type(dd) is not int or not 1 <= dd <= most:
+            raise IllegalAction(
+                f"cannot defend {self.map.territories[dst]} with {dd!r} dice",
+                allowed=f"1 to {most} dice (2 only with at least 2 armies there)",
+            )
+        ad = min(at["dice"], armies[src] - 1)
+        al, dl = self._roll(ad, dd, at["rolls"], at["faces"])
+        at["def_dice"].append(dd)
+        armies[src] -= al
+        armies[dst] -= dl
+        if armies[dst] == 0 or armies[src] <= at["stop"] or armies[src] < 2:
+            self._attack = None
+            self.player = at["p"]
+            self.phase = ATTACK
+            self._end_battle(
+                src,
+                dst,
+                at["dice"],
+                tuple(at["start"]),
+                at["rolls"],
+                at["faces"],
+                at["def_dice"],
+                ad,
+                events,
+            )
 
     def _conquer(self, src: int, dst: int, last_dice: int, events: list[Event]) -> None:
         p = self.player
@@ -641,7 +842,7 @@ class RiskState(State):
         events.append({"e": "conquer", "p": p, "from": src, "to": dst, "prev": loser})
         lo = last_dice
         hi = self.armies[src] - 1
-        if self.territory_count[loser] == 0:
+        if self.territory_count[loser] == 0 and loser < self.num_players:
             self._eliminate(loser, p, events)
             if self._result is not None:
                 self._move_armies(src, dst, hi, events)
@@ -662,8 +863,12 @@ class RiskState(State):
         events.append({"e": "eliminate", "p": loser, "by": by, "cards": len(taken)})
         if len(taken) and len(self.hands[by]) >= 6:
             self._trade_down = True
+        if self.hooks.eliminated is not None:
+            self.hooks.eliminated(state=self, loser=loser, by=by, events=events)
+            if self._result is not None:
+                return
         if sum(self.alive) == 1:
-            self._finish(
+            self.finish(
                 Result(
                     EndReason.VICTORY, self._places(winners=[by]), f"seat {by} conquered the world"
                 ),
@@ -743,32 +948,34 @@ class RiskState(State):
     def _end_turn(self, events: list[Event]) -> None:
         n = self.num_players
         alive = self.alive
+        passive = self.passive
         seat = self.player
         for _ in range(n):
             seat = (seat + 1) % n
-            if alive[seat]:
+            if alive[seat] and not passive[seat]:
                 break
         self._begin_turn(seat, events)
 
     # --- the end ----------------------------------------------------------------------
 
     def _places(self, winners: list[int]) -> tuple[int, ...]:
-        """Winners first (tied), then the eliminated, last eliminated best."""
+        """Winners first (tied), then the other survivors (tied), then the eliminated,
+        the last eliminated best."""
         places = [0] * self.num_players
         for w in winners:
             places[w] = 1
-        place = len(winners) + 1
+        others = [s for s in range(self.num_players) if self.alive[s] and s not in winners]
+        for seat in others:
+            places[seat] = len(winners) + 1
+        place = len(winners) + len(others) + 1  # competition ranking: 1, 2, 2, 4
         for seat in reversed(self.eliminated):
             places[seat] = place
             place += 1
-        for seat in range(self.num_players):  # anyone neither winner nor eliminated
-            if places[seat] == 0:
-                places[seat] = place
         return tuple(places)
 
     def _finish_turn_limit(self, events: list[Event]) -> None:
         survivors = [s for s in range(self.num_players) if self.alive[s]]
-        self._finish(
+        self.finish(
             Result(
                 EndReason.TURN_LIMIT,
                 self._places(winners=survivors),
@@ -777,7 +984,9 @@ class RiskState(State):
             events,
         )
 
-    def _finish(self, result: Result, events: list[Event]) -> None:
+    def finish(self, result: Result, events: list[Event]) -> None:
+        if self.hooks.game_over is not None:
+            self.hooks.game_over(state=self, result=result, events=events)
         self._result = result
         self.phase = GAME_OVER
         events.append(
@@ -795,5 +1004,6 @@ _HANDLERS: dict[str, Callable[[RiskState, Action, list[Event]], None]] = {
     "move_in": RiskState._do_move_in,
     "end_attack": RiskState._do_end_attack,
     "fortify": RiskState._do_fortify,
+    "defend": RiskState._do_defend,
     "end_turn": RiskState._do_end_turn,
 }
