@@ -133,11 +133,13 @@ def risk_card_set_value(state: RiskState, sets_traded: int, cards: list[int]) ->
 
 
 @hookspec(firstresult=True)
-def risk_check_victory(state: RiskState) -> Result | None:
+def risk_check_victory(state: RiskState, player: int) -> Result | None:
     """The game's result if someone has won, else None.
 
-    Called after every applied action when a variant implements it; the classic rule
-    (world domination: one player left) is checked after every elimination.
+    Called after every applied action when a variant implements it; ``player`` is the
+    seat whose turn the action belonged to (-1 during setup), so that a goal reached
+    through another player's action does not count. The classic rule (world domination:
+    one player left) is checked after every elimination.
     """
 
 

@@ -1,9 +1,11 @@
 """The aggressive bot: masses its armies on one front and attacks while it has the edge.
 
-Reinforce: everything on the frontier territory with the largest stack. Attack: the
-enemy neighbour with the fewest armies from any own territory with at least two more,
-rolling until captured or until 2 armies are left; move in all but one. Fortify: the
-largest interior stack moves to a neighbouring frontier territory. Trades every set.
+Reinforce: everything on the frontier territory with the largest stack (next to a
+target of its goal if it can). Attack: the enemy neighbour with the fewest armies from
+any own territory with at least two more (one more for a goal's target), rolling until
+captured or until 2 armies are left; move in all but one. Goals: the continents or the
+colour of its secret mission, the opposing headquarters. Fortify: the largest interior
+stack moves to a neighbouring frontier territory. Trades every set.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import random
 from typing import Any
 
 from arena.engine import Decision
-from bots._risk_common import board, frontier
+from bots._risk_common import board, frontier, priority_targets, variant_decision
 
 
 class AggressiveRiskBot:
@@ -35,13 +37,18 @@ class AggressiveRiskBot:
             return {"type": "trade", "cards": opts["sets"][0]}
         if kind == "reinforce":
             front = frontier(game_map, owner, seat) or opts["territories"]
-            best = max(front, key=lambda t: (armies[t], -t))
+            goals = priority_targets(game_map, obs)
+            near_goal = [t for t in front if any(n in goals for n in game_map.neighbours[t])]
+            best = max(near_goal or front, key=lambda t: (armies[t], -t))
             return {"type": "reinforce", "armies": {best: opts["armies"]}}
         if kind == "attack":
             best = None
+            goals = priority_targets(game_map, obs)
             for a in opts["attacks"]:
                 src, dst = a["from"], a["to"]
                 edge = armies[src] - armies[dst]
+                if dst in goals:
+                    edge += 1
                 if edge >= 2 and (best is None or edge > best[0]):
                     best = (edge, src, dst, a["max_dice"])
             if best is None:
@@ -74,4 +81,7 @@ class AggressiveRiskBot:
                 "to": best["to"],
                 "armies": best["max_armies"],
             }
+        action = variant_decision(self.rng, obs, decision)
+        if action is not None:
+            return action
         raise ValueError(f"aggressive bot: unknown decision {kind!r}")

@@ -14,7 +14,7 @@ from typing import Any
 
 from arena.engine import Decision
 from arena.games.risk.map import load_map
-from bots._risk_common import frontier, spread
+from bots._risk_common import frontier, spread, variant_decision
 
 
 class BlitzRiskBot:
@@ -58,4 +58,7 @@ class BlitzRiskBot:
         if kind == "setup_place":
             own = [t for t, o in enumerate(owner) if o == seat]
             return {"type": "place", "territory": own[int(rng.random() * len(own))]}
+        action = variant_decision(rng, obs, decision)
+        if action is not None:
+            return action
         raise ValueError(f"blitz bot: unknown decision {kind!r}")

@@ -10,7 +10,7 @@ import random
 from typing import Any
 
 from arena.engine import Decision
-from bots._risk_common import spread
+from bots._risk_common import spread, variant_decision
 from bots._stratego_common import random_setup
 
 
@@ -48,6 +48,12 @@ class RandomRiskBot:
             }
         if kind == "move_in":
             return {"type": "move_in", "armies": rng.randint(opts["min"], opts["max"])}
+        if kind == "defend":
+            return {"type": "defend", "dice": rng.randint(1, opts["max_dice"])}
+        if kind == "headquarters":
+            return {"type": "headquarters", "territory": rng.choice(opts["territories"])}
+        if kind == "neutral_place":
+            return variant_decision(rng, obs, decision)
         if kind == "fortify":
             k = rng.randrange(len(opts["moves"]) + 1)
             if k == len(opts["moves"]):

@@ -112,7 +112,9 @@ def _hooks_for(plugins: tuple[object, ...]) -> tuple[RiskHooks, pluggy.PluginMan
                 if only_classic("risk_card_set_value")
                 else hook.risk_card_set_value
             ),
-            check_victory=None if check_victory is None else _direct(check_victory, ("state",)),
+            check_victory=None
+            if check_victory is None
+            else _direct(check_victory, ("state", "player")),
             eliminated=optional("risk_eliminated"),
             defence_chooser=hook.risk_defence_chooser,
             observation=optional("risk_observation"),
@@ -161,5 +163,6 @@ class RiskGame(Game):
             passive_owners=passive,
         )
         state = RiskState(load_map(opts["map"]), config, hooks, seed)
+        state.options = opts
         state.initial_events = state.start()
         return state

@@ -118,6 +118,7 @@ class RiskState(State):
         "map",
         "num_owners",
         "num_players",
+        "options",
         "owner",
         "passive",
         "phase",
@@ -127,6 +128,7 @@ class RiskState(State):
         "sets_traded",
         "territory_count",
         "turn",
+        "turn_seat",
         "untradable",
         "variant_data",
     )
@@ -153,10 +155,13 @@ class RiskState(State):
         self.untradable: set[int] = set()
         #: per-match data of variants, keyed by variant; copied by clone()
         self.variant_data: dict[str, Any] = {}
+        #: every parsed option of the game and its variants, by name (read-only)
+        self.options: dict[str, Any] = {}
         self.draw_pile: list[int] = []  # drawn from the end
         self.discard: list[int] = []
         self.sets_traded = 0
         self.turn = 0  # turns started, over all players
+        self.turn_seat = -1  # whose turn it is (-1 during setup)
         self.round = 0  # 1 during the first round of turns
         self.player = 0
         self.phase = CLAIM
@@ -273,6 +278,7 @@ class RiskState(State):
                 f"an action must be a mapping with a 'type', got {type(action).__name__}"
             )
         kind = action.get("type")
+        turn_seat = self.turn_seat
         if self.phase == VARIANT:
             handlers = self._custom.handlers  # type: ignore[union-attr]
             if kind not in handlers:
@@ -292,7 +298,7 @@ class RiskState(State):
             events = []
             _HANDLERS[kind](self, action, events)
         if self.hooks.check_victory is not None and self._result is None:
-            result = self.hooks.check_victory(state=self)
+            result = self.hooks.check_victory(state=self, player=turn_seat)
             if result is not None:
                 self.finish(result, events)
         return events
@@ -313,6 +319,7 @@ class RiskState(State):
         other.alive = self.alive[:]
         other.passive = self.passive[:]
         other.untradable = set(self.untradable)
+        other.options = self.options
         other.variant_data = copy.deepcopy(self.variant_data) if self.variant_data else {}
         other._custom = self._custom
         other._attack = None if self._attack is None else copy.deepcopy(self._attack)
@@ -322,6 +329,7 @@ class RiskState(State):
         other.discard = self.discard[:]
         other.sets_traded = self.sets_traded
         other.turn = self.turn
+        other.turn_seat = self.turn_seat
         other.round = self.round
         other.player = self.player
         other.phase = self.phase
@@ -507,6 +515,7 @@ class RiskState(State):
                 self._finish_turn_limit(events)
                 return
         self.player = seat
+        self.turn_seat = seat
         self.turn += 1
         self._conquered = False
         self._bonus_used = 0
@@ -870,7 +879,7 @@ class RiskState(State):
         if sum(self.alive) == 1:
             self.finish(
                 Result(
-                    EndReason.VICTORY, self._places(winners=[by]), f"seat {by} conquered the world"
+                    EndReason.VICTORY, self.places(winners=[by]), f"seat {by} conquered the world"
                 ),
                 events,
             )
@@ -894,6 +903,8 @@ class RiskState(State):
         events.append({"e": "move_in", "p": self.player, "from": src, "to": dst, "armies": n})
 
     def _after_move_in(self) -> None:
+        if self._trade_down and not cardlib.has_set(self.map, self.tradable(self.player)):
+            self._trade_down = False  # only untradable cards make up the hand
         if self._trade_down:
             # An elimination brought 6+ cards: trade down to 4 or fewer now, place them now.
             self._reinforce_left = 0
@@ -958,7 +969,7 @@ class RiskState(State):
 
     # --- the end ----------------------------------------------------------------------
 
-    def _places(self, winners: list[int]) -> tuple[int, ...]:
+    def places(self, winners: list[int]) -> tuple[int, ...]:
         """Winners first (tied), then the other survivors (tied), then the eliminated,
         the last eliminated best."""
         places = [0] * self.num_players
@@ -978,7 +989,7 @@ class RiskState(State):
         self.finish(
             Result(
                 EndReason.TURN_LIMIT,
-                self._places(winners=survivors),
+                self.places(winners=survivors),
                 f"turn limit of {self.config.turn_limit} rounds reached",
             ),
             events,

@@ -1,0 +1,205 @@
+"""Secret missions: each player is dealt a secret goal; the first to reach it wins.
+
+Deal setup. The standard deck has 14 missions; ``mission-deck=1998`` takes the 12 of
+the 1998 US edition (without the two "Europe and ... and a third continent" cards).
+Seat ``i`` plays colour ``COLOURS[i]``; "destroy <colour>" cards for colours not in
+play are removed. A "destroy" mission whose colour is the holder's own, or whose colour
+someone else destroys first, becomes "occupy 24 territories" (the holder is told
+privately). A mission counts only when completed on its holder's own turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from arena import hookimpl
+from arena.engine.core import EndReason, OptionSpec, Result
+from arena.plugins import Variant
+
+NAME = "missions"
+COLOURS = ("red", "blue", "green", "yellow", "black", "pink")
+
+
+@dataclass(frozen=True)
+class Mission:
+    id: str
+    text: str
+    continents: tuple[str, ...] = ()
+    third_continent: bool = False
+    occupy: int = 0
+    min_armies: int = 1
+    destroy: str = ""  # a colour
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "text": self.text,
+            "continents": list(self.continents),
+            "third_continent": self.third_continent,
+            "occupy": self.occupy,
+            "min_armies": self.min_armies,
+            "destroy": self.destroy,
+        }
+
+
+def _conquer(a: str, b: str, third: bool = False) -> Mission:
+    slug = f"{a}+{b}".lower().replace(" ", "-") + ("+third" if third else "")
+    text = f"Conquer {a} and {b}" + (" and a third continent of your choice" if third else "")
+    return Mission(slug, text, (a, b), third)
+
+
+OCCUPY_24 = Mission("occupy-24", "Occupy 24 territories", occupy=24)
+STANDARD_DECK: tuple[Mission, ...] = (
+    _conquer("Asia", "South America"),
+    _conquer("Asia", "Africa"),
+    _conquer("North America", "Africa"),
+    _conquer("North America", "Australia"),
+    _conquer("Europe", "Australia", third=True),
+    _conquer("Europe", "South America", third=True),
+    Mission(
+        "occupy-18x2",
+        "Occupy 18 territories with at least 2 armies in each",
+        occupy=18,
+        min_armies=2,
+    ),
+    OCCUPY_24,
+    *(Mission(f"destroy-{c}", f"Destroy all armies of {c}", destroy=c) for c in COLOURS),
+)
+DECK_1998 = tuple(m for m in STANDARD_DECK if not m.third_continent)
+BY_ID = {m.id: m for m in STANDARD_DECK}
+
+
+def deck_for(edition: str, num_players: int) -> list[Mission]:
+    deck = STANDARD_DECK if edition == "standard" else DECK_1998
+    in_play = COLOURS[:num_players]
+    return [m for m in deck if not m.destroy or m.destroy in in_play]
+
+
+def completed(state: Any, seat: int, mission: Mission, killed_by: dict[int, int]) -> bool:
+    game_map = state.map
+    owner = state.owner
+    if mission.destroy:
+        target = COLOURS.index(mission.destroy)
+        return killed_by.get(target) == seat
+    if mission.occupy:
+        if mission.min_armies <= 1:
+            return state.territory_count[seat] >= mission.occupy
+        armies = state.armies
+        held = sum(1 for t, o in enumerate(owner) if o == seat and armies[t] >= mission.min_armies)
+        return held >= mission.occupy
+    held = {
+        c
+        for c, members in enumerate(game_map.continent_members)
+        if all(owner[t] == seat for t in members)
+    }
+    named = {game_map.continents.index(name) for name in mission.continents}
+    if not named <= held:
+        return False
+    return not mission.third_continent or len(held - named) >= 1
+
+
+class Missions:
+    """The per-match hooks of the missions variant (state in ``variant_data``)."""
+
+    @hookimpl
+    def risk_configure(
+        self, num_players: int, options: dict[str, Any], given: dict[str, Any]
+    ) -> None:
+        if given.get("setup") not in (None, "deal"):
+            raise ValueError(
+                f"secret missions are played with the deal setup, not setup={given['setup']}"
+            )
+        options["setup"] = "deal"
+
+    @hookimpl
+    def risk_after_setup(self, state: Any, events: list[dict[str, Any]]) -> bool:
+        deck = deck_for(state.options["mission-deck"], state.num_players)
+        state.rng.shuffle(deck)
+        assigned = [m.id for m in deck[: state.num_players]]
+        data = state.variant_data[NAME] = {"assigned": assigned, "killed_by": {}}
+        events.append({"e": "missions_dealt", "count": len(assigned)})
+        for seat, mission_id in enumerate(assigned):
+            mission = BY_ID[mission_id]
+            if mission.destroy == COLOURS[seat]:
+                self._fall_back(data, seat, "your own colour", events)
+        return False
+
+    @staticmethod
+    def _fall_back(data: dict[str, Any], seat: int, why: str, events: list[dict[str, Any]]) -> None:
+        data["assigned"][seat] = OCCUPY_24.id
+        # private: only the holder is told (the replay shows it after the game)
+        events.append(
+            {
+                "e": "mission_changed",
+                "p": seat,
+                "private": seat,
+                "mission": OCCUPY_24.id,
+                "why": why,
+            }
+        )
+
+    @hookimpl
+    def risk_eliminated(
+        self, state: Any, loser: int, by: int, events: list[dict[str, Any]]
+    ) -> None:
+        data = state.variant_data[NAME]
+        data["killed_by"][loser] = by
+        for seat, mission_id in enumerate(data["assigned"]):
+            mission = BY_ID[mission_id]
+            if mission.destroy == COLOURS[loser] and seat != by and state.alive[seat]:
+                self._fall_back(
+                    data, seat, f"{COLOURS[loser]} was destroyed by another player", events
+                )
+
+    @hookimpl
+    def risk_check_victory(self, state: Any, player: int) -> Result | None:
+        data = state.variant_data.get(NAME)
+        if data is None or player < 0:
+            return None
+        mission = BY_ID[data["assigned"][player]]
+        if completed(state, player, mission, data["killed_by"]):
+            return Result(
+                EndReason.VICTORY,
+                state.places([player]),
+                f"seat {player} completed the mission: {mission.text}",
+            )
+        return None
+
+    @hookimpl
+    def risk_observation(self, state: Any, player: int, observation: dict[str, Any]) -> None:
+        data = state.variant_data.get(NAME)
+        if data is not None and player < state.num_players:
+            observation["mission"] = BY_ID[data["assigned"][player]].to_json()
+            observation["colours"] = list(COLOURS[: state.num_players])
+
+    @hookimpl
+    def risk_game_over(self, state: Any, result: Result, events: list[dict[str, Any]]) -> None:
+        data = state.variant_data.get(NAME)
+        if data is not None:
+            events.append({"e": "missions", "missions": list(data["assigned"])})
+
+
+MISSION_OPTIONS = (
+    OptionSpec(
+        "mission-deck",
+        "the standard 14 missions, or the 12 of the 1998 US edition",
+        "standard",
+        ("standard", "1998"),
+    ),
+)
+
+
+@hookimpl
+def arena_register_variants(register: Callable[[Variant], None]) -> None:
+    register(
+        Variant(
+            "risk",
+            NAME,
+            "secret missions: the first to complete their own secret goal wins",
+            Missions(),
+            conflicts=("capital", "neutral"),
+            options=MISSION_OPTIONS,
+        )
+    )
