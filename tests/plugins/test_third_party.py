@@ -3,11 +3,6 @@ without any change to arena: found by the same path as the built-in plugins."""
 
 from __future__ import annotations
 
-import importlib
-import sys
-import textwrap
-from pathlib import Path
-
 import pytest
 
 from arena.engine import play_match
@@ -40,24 +35,8 @@ def arena_register_variants(register):
 
 
 @pytest.fixture
-def installed_toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Install ``toy_variant`` the way pip would: a module plus a dist-info with entry points."""
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "toy_variant.py").write_text(TOY_MODULE)
-    dist = site / "toy_variant-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-variant\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text(
-        textwrap.dedent("""\
-            [arena]
-            toy = toy_variant
-        """)
-    )
-    monkeypatch.syspath_prepend(str(site))
-    importlib.invalidate_caches()
-    yield site
-    sys.modules.pop("toy_variant", None)
+def installed_toy(install_plugin):
+    return install_plugin("toy_variant", TOY_MODULE, {"toy": "toy_variant"})
 
 
 def test_third_party_variant_is_discovered_through_its_entry_point(installed_toy):
