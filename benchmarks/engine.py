@@ -59,6 +59,56 @@ def bench_games(bot: str, players: int, cards: str, games: int) -> dict[str, flo
     }
 
 
+def bench_variant(
+    variants: list[str], players: int, options: dict[str, str], games: int
+) -> dict[str, float]:
+    chosen = REGISTRY.resolve_variants("risk", variants)
+    decisions = 0
+    start = time.process_time()
+    for seed in range(games):
+        bots = [REGISTRY.bot("risk", "blitz").factory(s, seed * 100 + s) for s in range(players)]
+        decisions += len(play_match(RISK, bots, seed, options, chosen).steps)
+    elapsed = time.process_time() - start
+    return {"decisions_s": decisions / elapsed, "games_s": games / elapsed}
+
+
+#: (label, variants, players, options, the case it is compared with)
+VARIANT_CASES = (
+    ("classic claim", [], 4, {}, "classic claim"),
+    ("classic deal", [], 4, {"setup": "deal"}, "classic deal"),
+    ("missions", ["missions"], 4, {}, "classic deal"),
+    ("capital", ["capital"], 4, {}, "classic deal"),
+    ("capital short", ["capital"], 4, {"short-capital": "on"}, "classic deal"),
+    ("fixed cards", [], 4, {"cards": "fixed"}, "classic claim"),
+    ("defender chooses", [], 4, {"defender-dice": "choose"}, "classic claim"),
+    ("classic 3p deal", [], 3, {"setup": "deal"}, "classic 3p deal"),
+    ("neutral (2p)", ["neutral"], 2, {}, "classic 3p deal"),
+)
+
+
+def main_variants(quick: bool) -> None:
+    """Decisions/s per variant, CPU time, best of 3 interleaved rounds."""
+    games = 4 if quick else 60
+    best: dict[str, dict[str, float]] = {}
+    for _ in range(1 if quick else 3):
+        for label, variants, players, options, _ in VARIANT_CASES:
+            r = bench_variant(variants, players, options, games)
+            if label not in best or r["decisions_s"] > best[label]["decisions_s"]:
+                best[label] = r
+    print(
+        f"\n{'risk variant (blitz bots)':22} {'players':>7} {'decisions/s':>12} {'games/s':>8} "
+        f"{'vs':>16}"
+    )
+    for label, _, players, _, base in VARIANT_CASES:
+        r = best[label]
+        ratio = r["decisions_s"] / best[base]["decisions_s"]
+        print(
+            f"{label:22} {players:>7} {r['decisions_s']:>12.0f} {r['games_s']:>8.1f} "
+            f"{ratio:>5.2f}x {base}",
+            flush=True,
+        )
+
+
 def bench_clone(samples: int) -> float:
     """Mean microseconds per clone() of mid-game 4-player states."""
     state = RISK.new_state(4, seed=3)
@@ -107,10 +157,12 @@ def bench_stratego_reference(games: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a few games only (smoke run)")
-    parser.add_argument("--game", choices=("risk", "stratego", "all"), default="all")
+    parser.add_argument("--game", choices=("risk", "variants", "stratego", "all"), default="all")
     args = parser.parse_args()
     if args.game in ("risk", "all"):
         main_risk(args.quick)
+    if args.game in ("variants", "all"):
+        main_variants(args.quick)
     if args.game in ("stratego", "all"):
         main_stratego(args.quick)
 

@@ -63,17 +63,16 @@ RISK_OPTIONS = (
 )
 
 
-def _direct(caller: Any, argnames: tuple[str, ...]) -> Any:
-    """A hook with a single implementation, called without pluggy's dispatch.
+def _positional(caller: Any, argnames: tuple[str, ...]) -> Any:
+    """A hook called per decision, as a function of positional arguments ``argnames``.
 
-    Only for hooks called per decision (a victory check): pluggy's own call is cheap,
-    but not free, and a variant must not slow the engine.
+    A single implementation taking exactly those arguments is returned as it is, so the
+    call skips pluggy's dispatch: cheap as that is, a variant must not slow the engine.
     """
     impls = caller.get_hookimpls()
     if len(impls) == 1 and tuple(impls[0].argnames) == argnames:
-        function = impls[0].function
-        return lambda **kwargs: function(*(kwargs[name] for name in argnames))
-    return caller
+        return impls[0].function
+    return lambda *args: caller(**dict(zip(argnames, args, strict=True)))
 
 
 @lru_cache(maxsize=64)
@@ -98,6 +97,7 @@ def _hooks_for(plugins: tuple[object, ...]) -> tuple[RiskHooks, pluggy.PluginMan
         return caller if caller.get_hookimpls() else None
 
     check_victory = optional("risk_check_victory")
+    observation = optional("risk_observation")
     return (
         RiskHooks(
             setup=hook.risk_setup,
@@ -112,12 +112,16 @@ def _hooks_for(plugins: tuple[object, ...]) -> tuple[RiskHooks, pluggy.PluginMan
                 if only_classic("risk_card_set_value")
                 else hook.risk_card_set_value
             ),
-            check_victory=None
-            if check_victory is None
-            else _direct(check_victory, ("state", "player")),
+            check_victory=(
+                None if check_victory is None else _positional(check_victory, ("state", "player"))
+            ),
             eliminated=optional("risk_eliminated"),
             defence_chooser=hook.risk_defence_chooser,
-            observation=optional("risk_observation"),
+            observation=(
+                None
+                if observation is None
+                else _positional(observation, ("state", "player", "observation"))
+            ),
             game_over=optional("risk_game_over"),
         ),
         pm,

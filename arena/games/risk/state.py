@@ -298,7 +298,7 @@ class RiskState(State):
             events = []
             _HANDLERS[kind](self, action, events)
         if self.hooks.check_victory is not None and self._result is None:
-            result = self.hooks.check_victory(state=self, player=turn_seat)
+            result = self.hooks.check_victory(self, turn_seat)
             if result is not None:
                 self.finish(result, events)
         return events
@@ -381,7 +381,7 @@ class RiskState(State):
         elif self.phase == DEFEND and self._attack is not None:
             obs["attack"] = self._attack_view()
         if self.hooks.observation is not None:
-            self.hooks.observation(state=self, player=player, observation=obs)
+            self.hooks.observation(self, player, obs)
         return obs
 
     # --- legal options ----------------------------------------------------------------

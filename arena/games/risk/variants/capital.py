@@ -75,8 +75,10 @@ class Capital:
 
     @hookimpl
     def risk_check_victory(self, state: Any, player: int) -> Result | None:
-        data = state.variant_data.get(NAME)
-        if data is None or not data["revealed"] or player < 0:
+        if player < 0:
+            return None
+        data = state.variant_data[NAME]
+        if not data["revealed"]:
             return None
         hq = data["hq"]
         owner = state.owner

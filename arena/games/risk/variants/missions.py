@@ -69,6 +69,8 @@ STANDARD_DECK: tuple[Mission, ...] = (
 )
 DECK_1998 = tuple(m for m in STANDARD_DECK if not m.third_continent)
 BY_ID = {m.id: m for m in STANDARD_DECK}
+#: what a holder sees of a mission (nested values immutable, so the dicts may be shared)
+_SHOWN = {m.id: {**m.to_json(), "continents": m.continents} for m in STANDARD_DECK}
 
 
 def deck_for(edition: str, num_players: int) -> list[Mission]:
@@ -78,26 +80,31 @@ def deck_for(edition: str, num_players: int) -> list[Mission]:
 
 
 def completed(state: Any, seat: int, mission: Mission, killed_by: dict[int, int]) -> bool:
-    game_map = state.map
+    """Has ``seat`` reached ``mission``? Cheap tests first: it runs after every action."""
     owner = state.owner
     if mission.destroy:
         target = COLOURS.index(mission.destroy)
         return killed_by.get(target) == seat
     if mission.occupy:
+        if state.territory_count[seat] < mission.occupy:
+            return False
         if mission.min_armies <= 1:
-            return state.territory_count[seat] >= mission.occupy
+            return True
         armies = state.armies
         held = sum(1 for t, o in enumerate(owner) if o == seat and armies[t] >= mission.min_armies)
         return held >= mission.occupy
-    held = {
-        c
-        for c, members in enumerate(game_map.continent_members)
-        if all(owner[t] == seat for t in members)
-    }
-    named = {game_map.continents.index(name) for name in mission.continents}
-    if not named <= held:
-        return False
-    return not mission.third_continent or len(held - named) >= 1
+    game_map = state.map
+    members = game_map.continent_members
+    named = [game_map.continents.index(name) for name in mission.continents]
+    for c in named:
+        for t in members[c]:
+            if owner[t] != seat:
+                return False
+    if not mission.third_continent:
+        return True
+    return any(
+        all(owner[t] == seat for t in members[c]) for c in range(len(members)) if c not in named
+    )
 
 
 class Missions:
@@ -171,8 +178,8 @@ class Missions:
     def risk_observation(self, state: Any, player: int, observation: dict[str, Any]) -> None:
         data = state.variant_data.get(NAME)
         if data is not None and player < state.num_players:
-            observation["mission"] = BY_ID[data["assigned"][player]].to_json()
-            observation["colours"] = list(COLOURS[: state.num_players])
+            observation["mission"] = dict(_SHOWN[data["assigned"][player]])
+            observation["colours"] = COLOURS[: state.num_players]
 
     @hookimpl
     def risk_game_over(self, state: Any, result: Result, events: list[dict[str, Any]]) -> None:
