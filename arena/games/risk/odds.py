@@ -21,8 +21,8 @@ def attack_probability(attackers: int, defenders: int) -> Fraction:
             f"attackers must be >= 0 and defenders >= 1, got {attackers} and {defenders}"
         )
     if attackers + defenders > 300:  # fill bottom-up so the recursion stays shallow
-        for a in range(1, attackers):
-            for d in range(1, defenders):
+        for a in range(1, attackers + 1):
+            for d in range(1, defenders + 1):
                 _win(a, d)
     return _win(attackers, defenders)
 
