@@ -278,6 +278,8 @@ class RiskState(State):
                 f"an action must be a mapping with a 'type', got {type(action).__name__}"
             )
         kind = action.get("type")
+        if type(kind) is not str:
+            raise IllegalAction(f"an action's 'type' must be a string, got {kind!r}")
         turn_seat = self.turn_seat
         if self.phase == VARIANT:
             handlers = self._custom.handlers  # type: ignore[union-attr]

@@ -47,10 +47,13 @@ RESULT_NAMES = {1: "attacker", -1: "defender", 0: "both"}
 EMPTY = -1
 
 # Zobrist keys for position repetition (the more-squares rule); fixed, not from the
-# match's generator, so they draw nothing from the game's chance.
+# match's generator, so they draw nothing from the game's chance. Rank 12 stands for
+# "an enemy piece": each player's view of a position knows its own ranks only, so
+# whether a move repeats a position never depends on what that player cannot see.
+HIDDEN = 12
 _ZRNG = random.Random(0x5747)
 ZOBRIST = tuple(
-    tuple(tuple(_ZRNG.getrandbits(64) for _ in range(12)) for _ in range(2)) for _ in range(SQUARES)
+    tuple(tuple(_ZRNG.getrandbits(64) for _ in range(13)) for _ in range(2)) for _ in range(SQUARES)
 )
 
 
@@ -95,12 +98,14 @@ class StrategoState(State):
         self.phase = SETUP
         self.player = 0
         self.ply = 0
-        self.zhash = 0
+        #: per player, the Zobrist hash of the position as that player sees it
+        self.zview = [0, 0]
         self.last_move: list[tuple[int, int, bool] | None] = [None, None]
         self.shuttle: list[tuple[int, int, int]] = [(-1, -1, 0), (-1, -1, 0)]
         #: per player, the positions seen during their current chase (None: no chase)
         self.chase: list[set[int] | None] = [None, None]
-        self._hash_before_last = [0, 0]  # position before each player's last move
+        #: per player, both views of the position before that player's last move
+        self._views_before_last: list[tuple[int, int]] = [(0, 0), (0, 0)]
         self.rescues = [0, 0]
         self.rescuers: list[set[int]] = [set(), set()]
         self._rescuer = EMPTY
@@ -135,6 +140,8 @@ class StrategoState(State):
                 f"an action must be a mapping with a 'type', got {type(action).__name__}"
             )
         kind = action.get("type")
+        if type(kind) is not str:
+            raise IllegalAction(f"an action's 'type' must be a string, got {kind!r}")
         allowed = PHASE_ACTIONS[self.phase]
         if kind not in allowed:
             raise IllegalAction(
@@ -160,7 +167,8 @@ class StrategoState(State):
             "history",
             "last_move",
             "shuttle",
-            "_hash_before_last",
+            "_views_before_last",
+            "zview",
             "rescues",
         ):
             setattr(other, name, getattr(self, name)[:])
@@ -204,7 +212,7 @@ class StrategoState(State):
             "board": board,
             "lakes": sorted(LAKES),
             "captured": [[NAMES[r] for r in lost] for lost in self.captured],
-            "history": self.history[:],
+            "history": [dict(entry) for entry in self.history],  # the bot's own copies
             "rescues_left": [2 - n for n in self.rescues] if self.rules.rescue else [0, 0],
         }
 
@@ -277,7 +285,7 @@ class StrategoState(State):
             seen = self.chase[p]
             if seen is not None:
                 r = self.rank[s]
-                new_hash = self.zhash ^ ZOBRIST[s][p][r] ^ ZOBRIST[t][p][r]
+                new_hash = self.zview[p] ^ ZOBRIST[s][p][r] ^ ZOBRIST[t][p][r]
                 back = self.last_move[p]
                 if new_hash in seen and not (back is not None and back[1] == s and back[0] == t):
                     return (
@@ -324,7 +332,7 @@ class StrategoState(State):
                 )
             if s in placement:
                 raise IllegalAction(f"{square_name(s)} is given twice")
-            if name not in RANK_OF:
+            if type(name) is not str or name not in RANK_OF:
                 raise IllegalAction(f"unknown piece {name!r}", allowed=", ".join(NAMES))
             placement[s] = RANK_OF[name]
         counts: dict[str, int] = {}
@@ -363,7 +371,7 @@ class StrategoState(State):
         self.owner[s] = p
         self.pid[s] = piece_id
         self.pieces[p].add(s)
-        self.zhash ^= ZOBRIST[s][p][r]
+        self._toggle(s, p, r)
 
     # --- moves ------------------------------------------------------------------------
 
@@ -414,7 +422,7 @@ class StrategoState(State):
         if why:
             raise IllegalAction(why, allowed="another move")
         # --- legal: apply it ---
-        hash_before = self.zhash
+        views_before = (self.zview[0], self.zview[1])
         chasing = self.rules.more_squares and not is_strike and self._is_chasing(p, s, t)
         a, b, count = self.shuttle[p]
         self.shuttle[p] = (s, t, count + 1 if (s == b and t == a) else 1)
@@ -468,14 +476,14 @@ class StrategoState(State):
         if chasing:
             seen = self.chase[p]
             if seen is None:
-                seen = self.chase[p] = {self._hash_before_last[1 - p], hash_before}
-            seen.add(self.zhash)
+                seen = self.chase[p] = {self._views_before_last[1 - p][p], views_before[p]}
+            seen.add(self.zview[p])
         else:
             self.chase[p] = None
         opp_chase = self.chase[1 - p]
         if opp_chase is not None:
-            opp_chase.add(self.zhash)
-        self._hash_before_last[p] = hash_before
+            opp_chase.add(self.zview[1 - p])
+        self._views_before_last[p] = views_before
         if landed >= 0 and self._can_rescue(p, landed, mover_id):
             self._rescuer = mover_id
             self.phase = RESCUE
@@ -484,7 +492,8 @@ class StrategoState(State):
 
     def _relocate(self, s: int, t: int, far: bool) -> None:
         p, r = self.owner[s], self.rank[s]
-        self.zhash ^= ZOBRIST[s][p][r] ^ ZOBRIST[t][p][r]
+        self._toggle(s, p, r)
+        self._toggle(t, p, r)
         self.rank[t], self.owner[t], self.pid[t] = r, p, self.pid[s]
         self.moved[t] = True
         self.far[t] = self.far[s] or far
@@ -495,10 +504,15 @@ class StrategoState(State):
 
     def _remove(self, s: int) -> None:
         p, r = self.owner[s], self.rank[s]
-        self.zhash ^= ZOBRIST[s][p][r]
+        self._toggle(s, p, r)
         self.captured[p].append(r)
         self.pieces[p].discard(s)
         self._clear(s)
+
+    def _toggle(self, s: int, p: int, r: int) -> None:
+        """Add or remove a piece of ``p`` with rank ``r`` on ``s`` in both players' views."""
+        self.zview[p] ^= ZOBRIST[s][p][r]
+        self.zview[1 - p] ^= ZOBRIST[s][p][HIDDEN]
 
     def _clear(self, s: int) -> None:
         self.rank[s] = self.owner[s] = self.pid[s] = EMPTY
