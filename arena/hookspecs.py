@@ -136,9 +136,10 @@ def risk_card_set_value(state: RiskState, sets_traded: int, cards: list[int]) ->
 def risk_check_victory(state: RiskState, player: int) -> Result | None:
     """The game's result if someone has won, else None.
 
-    Called after every applied action when a variant implements it; ``player`` is the
-    seat whose turn the action belonged to (-1 during setup), so that a goal reached
-    through another player's action does not count. The classic rule (world domination:
+    Called after every applied action when a variant implements it (but not while a
+    conquest awaits its move-in or a roll its defence dice); ``player`` is the seat whose
+    turn the action belonged to (-1 during setup), so that a goal reached through
+    another player's action does not count. The classic rule (world domination:
     one player left) is checked after every elimination.
     """
 
@@ -147,8 +148,9 @@ def risk_check_victory(state: RiskState, player: int) -> Result | None:
 def risk_eliminated(state: RiskState, loser: int, by: int, events: list[dict[str, Any]]) -> None:
     """Called right after seat ``loser`` lost its last territory to seat ``by``.
 
-    The cards have changed hands already. A variant may append events, or end the game
-    by calling ``state.finish(result, events)``.
+    The cards have changed hands already. A variant may append events and update its
+    data; to end the game, answer ``risk_check_victory``, which runs once the conquest
+    is complete.
     """
 
 

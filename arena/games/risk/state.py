@@ -278,12 +278,10 @@ class RiskState(State):
                 f"an action must be a mapping with a 'type', got {type(action).__name__}"
             )
         kind = action.get("type")
-        if type(kind) is not str:
-            raise IllegalAction(f"an action's 'type' must be a string, got {kind!r}")
         turn_seat = self.turn_seat
         if self.phase == VARIANT:
             handlers = self._custom.handlers  # type: ignore[union-attr]
-            if kind not in handlers:
+            if type(kind) is not str or kind not in handlers:
                 raise IllegalAction(
                     f"action {kind!r} is not allowed in the {self._custom.kind} decision",  # type: ignore[union-attr]
                     allowed=", ".join(handlers),
@@ -292,14 +290,21 @@ class RiskState(State):
             handlers[kind](self, action, events)
         else:
             allowed = PHASE_ACTIONS[self.phase]
-            if kind not in allowed:
+            if type(kind) is not str or kind not in allowed:
                 raise IllegalAction(
                     f"action {kind!r} is not allowed in the {PHASE_NAMES[self.phase]} phase",
                     allowed=", ".join(allowed),
                 )
             events = []
             _HANDLERS[kind](self, action, events)
-        if self.hooks.check_victory is not None and self._result is None:
+        # not while a conquest awaits its move-in or a roll its defence: the board is
+        # between two states then
+        if (
+            self.hooks.check_victory is not None
+            and self._result is None
+            and self.phase != MOVE_IN
+            and self.phase != DEFEND
+        ):
             result = self.hooks.check_victory(self, turn_seat)
             if result is not None:
                 self.finish(result, events)
@@ -578,20 +583,20 @@ class RiskState(State):
                 f"cards {raw} ({', '.join(names)}) are not a set",
                 allowed="three of one design, one of each design, or any two plus a wild",
             )
+        owned_on_cards = [c for c in raw if c < self.map.size and self.owner[c] == p]
         bonus_t = None
-        if self._bonus_used < 2:
-            owned_on_cards = [c for c in raw if c < self.map.size and self.owner[c] == p]
-            if "bonus" in action and action["bonus"] is not None:
-                bonus_t = self._territory(action, "bonus")
-                if bonus_t not in owned_on_cards:
-                    raise IllegalAction(
-                        f"bonus territory {self.map.territories[bonus_t]} is not on a traded "
-                        "card that you own",
-                        allowed=", ".join(self.map.territories[c] for c in owned_on_cards)
-                        or "none",
-                    )
-            elif owned_on_cards:
-                bonus_t = owned_on_cards[0]
+        if action.get("bonus") is not None:  # checked even when no bonus is due any more
+            bonus_t = self._territory(action, "bonus")
+            if bonus_t not in owned_on_cards:
+                raise IllegalAction(
+                    f"bonus territory {self.map.territories[bonus_t]} is not on a traded "
+                    "card that you own",
+                    allowed=", ".join(self.map.territories[c] for c in owned_on_cards) or "none",
+                )
+        elif owned_on_cards:
+            bonus_t = owned_on_cards[0]
+        if self._bonus_used >= 2:
+            bonus_t = None  # at most 2 extra armies per turn
         value = self._set_value(list(raw))
         for c in raw:
             hand.remove(c)
@@ -855,8 +860,14 @@ class RiskState(State):
         hi = self.armies[src] - 1
         if self.territory_count[loser] == 0 and loser < self.num_players:
             self._eliminate(loser, p, events)
-            if self._result is not None:
+            if sum(self.alive) == 1:  # world domination: the most armies move in, the end
                 self._move_armies(src, dst, hi, events)
+                self.finish(
+                    Result(
+                        EndReason.VICTORY, self.places(winners=[p]), f"seat {p} conquered the world"
+                    ),
+                    events,
+                )
                 return
         if lo >= hi:
             self._move_armies(src, dst, hi, events)
@@ -876,15 +887,6 @@ class RiskState(State):
             self._trade_down = True
         if self.hooks.eliminated is not None:
             self.hooks.eliminated(state=self, loser=loser, by=by, events=events)
-            if self._result is not None:
-                return
-        if sum(self.alive) == 1:
-            self.finish(
-                Result(
-                    EndReason.VICTORY, self.places(winners=[by]), f"seat {by} conquered the world"
-                ),
-                events,
-            )
 
     def _do_move_in(self, action: Action, events: list[Event]) -> None:
         src, dst, lo, hi = self._move_in  # type: ignore[misc]

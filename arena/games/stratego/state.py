@@ -140,10 +140,8 @@ class StrategoState(State):
                 f"an action must be a mapping with a 'type', got {type(action).__name__}"
             )
         kind = action.get("type")
-        if type(kind) is not str:
-            raise IllegalAction(f"an action's 'type' must be a string, got {kind!r}")
         allowed = PHASE_ACTIONS[self.phase]
-        if kind not in allowed:
+        if type(kind) is not str or kind not in allowed:
             raise IllegalAction(
                 f"action {kind!r} is not allowed in the {PHASE_NAMES[self.phase]} phase",
                 allowed=", ".join(allowed),

@@ -1126,7 +1126,7 @@ def test_rescue_is_refused_with_isf_rules(variant: str) -> None:
 def test_every_illegal_action_is_refused_with_a_reason_and_changes_nothing() -> None:
     state = position({**HOME0, "e4": "major"}, {**HOME1, "e5": "captain"})
     refused(state, 0, "e4-e5", "an action must be a mapping", "str")
-    refused(state, 0, {"from": "e4", "to": "e5"}, "'type' must be a string, got None")
+    refused(state, 0, {"from": "e4", "to": "e5"}, "action None is not allowed in the move phase")
     refused(state, 0, {"type": "jump", "from": "e4", "to": "e5"}, "'jump' is not allowed")
     refused(state, 0, {"type": "move", "from": True, "to": "e5"}, "unknown square True")
     refused(state, 0, {"type": "move", "from": "e4", "to": 100}, "unknown square 100")
