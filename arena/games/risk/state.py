@@ -649,7 +649,11 @@ class RiskState(State):
             try:
                 t = self.map.territory(ref)
             except ValueError:
-                raise IllegalAction(f"'armies': unknown territory {ref!r}") from None
+                raise IllegalAction(
+                    f"'armies': unknown territory {ref!r}",
+                    allowed="your territories, by name or index: "
+                    + ", ".join(self.map.territories[t] for t in self.owned(p)),
+                ) from None
             if owner[t] != p:
                 raise IllegalAction(
                     f"{self.map.territories[t]} is not yours", allowed="your own territories"
@@ -693,7 +697,13 @@ class RiskState(State):
                 allowed=", ".join(game_map.territories[n] for n in game_map.neighbours[src]),
             )
         if owner[dst] == p:
-            raise IllegalAction(f"{game_map.territories[dst]} is your own territory")
+            raise IllegalAction(
+                f"{game_map.territories[dst]} is your own territory",
+                allowed=", ".join(
+                    game_map.territories[n] for n in game_map.neighbours[src] if owner[n] != p
+                )
+                or "no enemy territory borders it",
+            )
         a = armies[src]
         if a < 2:
             raise IllegalAction(
@@ -937,7 +947,14 @@ class RiskState(State):
         p = self.player
         game_map = self.map
         if self.owner[src] != p or self.owner[dst] != p:
-            raise IllegalAction("fortify moves armies between two of your own territories")
+            theirs = src if self.owner[src] != p else dst
+            raise IllegalAction(
+                f"{game_map.territories[theirs]} is not yours: fortify moves armies between "
+                "two of your own territories",
+                allowed="your territories bordering " + game_map.territories[src]
+                if self.owner[src] == p
+                else "a territory of yours with 2 or more armies",
+            )
         if dst not in game_map.adjacent[src]:
             raise IllegalAction(
                 f"{game_map.territories[src]} does not border {game_map.territories[dst]}",

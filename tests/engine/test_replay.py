@@ -1,0 +1,290 @@
+"""Replays: every finished game verifies, a tampered one fails at the first difference."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from arena.cli import main
+from arena.engine import replay
+from arena.engine.match import MatchRecord, play_match
+from arena.engine.replay import ReplayMismatch
+from arena.plugins import load_registry
+
+REGISTRY = load_registry()
+GAME = REGISTRY.game("risk")
+
+CONFIGS = [
+    (("random", "aggressive", "defensive"), {"setup": "claim"}),
+    (
+        ("blitz", "random", "aggressive", "defensive"),
+        {"setup": "deal", "cards": "none", "dice": "faces"},
+    ),
+    (
+        ("aggressive", "blitz", "defensive", "random", "blitz"),
+        {"setup": "claim", "cards": "progressive", "dice": "faces", "turn-limit": "150"},
+    ),
+    (
+        ("defensive", "aggressive", "blitz", "random", "aggressive", "blitz"),
+        {"setup": "deal", "cards": "progressive", "dice": "distribution"},
+    ),
+    (("blitz",) * 6, {"setup": "claim", "cards": "none", "dice": "faces"}),
+    (("random",) * 3, {"setup": "deal", "dice": "faces", "turn-limit": "60"}),
+    (("defensive",) * 4, {"setup": "claim", "cards": "progressive", "dice": "distribution"}),
+]
+
+
+def play(names: tuple[str, ...], options: dict[str, str], seed: int) -> MatchRecord:
+    players = [
+        REGISTRY.bot("risk", name).factory(seat, seed * 1000 + seat)
+        for seat, name in enumerate(names)
+    ]
+    return play_match(GAME, players, seed, options, names=list(names))
+
+
+def reload(rec: MatchRecord) -> MatchRecord:
+    """A deep, independent copy of the record, as a replay file would give it back."""
+    return replay.from_json(json.loads(replay.dumps(rec)))
+
+
+def find_event(rec: MatchRecord, kind: str, nth: int = 0) -> tuple[int, int]:
+    """(step index, event index) of the ``nth`` event of ``kind`` in the steps."""
+    seen = 0
+    for i, (_seat, _action, events) in enumerate(rec.steps):
+        for j, event in enumerate(events):
+            if event["e"] == kind:
+                if seen == nth:
+                    return i, j
+                seen += 1
+    raise AssertionError(f"no {kind} event number {nth}")
+
+
+def find_action(rec: MatchRecord, kind: str, nth: int = 0) -> int:
+    hits = [i for i, (_s, action, _e) in enumerate(rec.steps) if action["type"] == kind]
+    return hits[nth]
+
+
+@pytest.fixture(scope="module")
+def progressive_game() -> MatchRecord:
+    """A finished 6-player deal game with cards: battles, draws, trades, eliminations."""
+    rec = play(CONFIGS[3][0], CONFIGS[3][1], seed=3)
+    kinds = Counter(e["e"] for e in rec.events)
+    assert kinds["draw"] > 5 and kinds["trade"] > 2 and kinds["eliminate"] > 0, kinds
+    return rec
+
+
+@pytest.fixture(scope="module")
+def claim_game() -> MatchRecord:
+    rec = play(CONFIGS[0][0], CONFIGS[0][1], seed=4)
+    assert rec.initial_events == []  # claim setup: all of setup is decisions
+    return rec
+
+
+# --- every finished game verifies ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize(("names", "options"), CONFIGS)
+def test_every_finished_game_verifies(tmp_path, names, options, seed):
+    rec = play(names, options, seed)
+    assert rec.result is not None
+    for name in ("game.json", "game.json.gz"):
+        path = tmp_path / name
+        size = replay.save(rec, path)
+        assert size == path.stat().st_size
+        raw = path.read_bytes()
+        assert (raw[:2] == b"\x1f\x8b") == name.endswith(".gz")
+        loaded = replay.load(path)
+        # as JSON gives it back (a bot's int dict keys come back as strings)
+        assert replay.to_json(loaded) == json.loads(replay.dumps(rec))
+        assert replay.verify(loaded) == len(rec.steps)
+    plain = (tmp_path / "game.json").stat().st_size
+    assert (tmp_path / "game.json.gz").stat().st_size < plain
+    if options.get("dice") == "faces":
+        assert any("faces" in e for e in rec.events if e["e"] == "battle")
+
+
+# --- tampering -------------------------------------------------------------------------------
+
+
+def assert_mismatch(rec: MatchRecord, step: int, *fragments: str) -> ReplayMismatch:
+    with pytest.raises(ReplayMismatch) as info:
+        replay.verify(rec)
+    exc = info.value
+    assert exc.step == step, f"expected step {step}, got {exc.step}: {exc}"
+    for fragment in fragments:
+        assert fragment in str(exc), f"{fragment!r} not in {exc}"
+    return exc
+
+
+def test_tampered_battle_rolls_fail_at_that_step(progressive_game):
+    rec = reload(progressive_game)
+    i, j = find_event(rec, "battle", nth=3)
+    event = rec.steps[i][2][j]
+    event["rolls"] = "".join(
+        {"2": "6", "6": "2", "4": "2", "1": "3", "3": "1"}[c] for c in event["rolls"]
+    )
+    assert event != progressive_game.steps[i][2][j]
+    assert_mismatch(rec, i, f"step {i} ", f"event {j}:", json.dumps(event), "attack")
+
+
+def test_tampered_draw_fails_at_that_step(progressive_game):
+    rec = reload(progressive_game)
+    i, j = find_event(rec, "draw", nth=2)
+    event = rec.steps[i][2][j]
+    event["card"] = (event["card"] + 1) % 44
+    assert_mismatch(rec, i, f"step {i} ", f"event {j}:", json.dumps(event), "end_attack")
+
+
+def test_tampered_reinforcements_total_fails_at_that_step(progressive_game):
+    rec = reload(progressive_game)
+    i, j = find_event(rec, "reinforcements", nth=4)
+    event = rec.steps[i][2][j]
+    event["total"] += 1
+    assert_mismatch(rec, i, f"step {i} ", f"event {j}:", json.dumps(event))
+
+
+def test_tampered_initial_event_fails_in_setup(progressive_game):
+    rec = reload(progressive_game)
+    assert rec.initial_events[0]["e"] == "deal"
+    rec.initial_events[1]["t"][0] = rec.initial_events[0]["t"][0]
+    exc = assert_mismatch(rec, -1, "setup:", "event 1:", json.dumps(rec.initial_events[1]))
+    assert str(exc).startswith("setup:")
+
+
+def test_a_removed_event_is_reported(progressive_game):
+    rec = reload(progressive_game)
+    i, j = find_event(rec, "conquer", nth=1)
+    del rec.steps[i][2][j]
+    assert_mismatch(rec, i, f"step {i} ")
+
+
+def test_an_action_made_illegal_fails_at_that_step(progressive_game):
+    rec = reload(progressive_game)
+    i = find_action(rec, "attack", nth=5)
+    rec.steps[i][1]["dice"] = 4
+    exc = assert_mismatch(rec, i, f"step {i}:", "illegal", "dice")
+    assert f"seat {rec.steps[i][0]}" in str(exc)
+
+
+def test_an_action_by_the_wrong_seat_fails_at_that_step(progressive_game):
+    rec = reload(progressive_game)
+    i = find_action(rec, "reinforce", nth=2)
+    rec.steps[i][0] = (rec.steps[i][0] + 1) % rec.num_players
+    assert_mismatch(rec, i, f"step {i}:", "illegal", "not your turn")
+
+
+def state_before(rec: MatchRecord, step: int) -> Any:
+    state = GAME.new_state(rec.num_players, rec.seed, rec.options)
+    for seat, action, _events in rec.steps[:step]:
+        state.apply(seat, copy.deepcopy(action))
+    return state
+
+
+def test_a_different_legal_action_fails_at_that_step(progressive_game):
+    rec = reload(progressive_game)
+    i = find_action(rec, "reinforce", nth=3)
+    seat, action, _ = rec.steps[i]
+    state = state_before(rec, i)
+    total = state.decision().options["armies"]
+    own = state.decision().options["territories"]
+    placed = {str(t): n for t, n in dict(action["armies"]).items()}
+    # every army on one territory the recorded action did not load the most
+    target = next(t for t in own if placed.get(str(t), 0) != total)
+    rec.steps[i][1] = {"type": "reinforce", "armies": {target: total}}
+    state.apply(seat, copy.deepcopy(rec.steps[i][1]))  # legal
+    assert_mismatch(rec, i, f"step {i} ", "reinforce", json.dumps(rec.steps[i][2][0]))
+
+
+def test_a_wrong_seed_fails_in_setup_for_a_deal_game(progressive_game):
+    rec = reload(progressive_game)
+    rec.seed += 1
+    exc = assert_mismatch(rec, -1, "setup:", "deal")
+    assert str(exc).startswith("setup:")
+
+
+def test_a_wrong_seed_fails_early_for_a_claim_game(claim_game):
+    rec = reload(claim_game)
+    rec.seed += 1
+    with pytest.raises(ReplayMismatch) as info:
+        replay.verify(rec)
+    step = info.value.step
+    # Claims and placements use no chance: the first roll is the first place to differ.
+    first_battle = find_event(rec, "battle")[0]
+    fifth_battle = find_event(rec, "battle", nth=4)[0]
+    assert first_battle <= step <= fifth_battle, (first_battle, step, fifth_battle)
+    assert f"step {step}" in str(info.value)
+
+
+def test_a_tampered_result_fails_after_the_last_step(claim_game):
+    rec = reload(claim_game)
+    places = list(rec.result.places)
+    places.reverse()
+    data = replay.to_json(rec)
+    data["result"]["places"] = places
+    rec = replay.from_json(data)
+    assert_mismatch(rec, len(rec.steps), "result")
+
+
+def test_a_game_continued_past_its_end_fails(claim_game):
+    rec = reload(claim_game)
+    rec.steps.append(copy.deepcopy(rec.steps[-1]))
+    assert_mismatch(rec, len(rec.steps) - 1, "already over")
+
+
+# --- through the command line ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", [".json", ".json.gz"])
+def test_cli_replay_verify(tmp_path, capsys, progressive_game, suffix):
+    good = tmp_path / f"good{suffix}"
+    replay.save(progressive_game, good)
+    assert main(["replay", "verify", str(good)]) == 0
+    captured = capsys.readouterr()
+    assert "OK" in captured.out and f"{len(progressive_game.steps)} decisions" in captured.out
+    assert "MISMATCH" not in captured.err
+
+    rec = reload(progressive_game)
+    i, j = find_event(rec, "battle", nth=7)
+    rec.steps[i][2][j]["def_loss"] += 1
+    bad = tmp_path / f"bad{suffix}"
+    replay.save(rec, bad)
+    assert main(["replay", "verify", str(bad)]) == 1
+    captured = capsys.readouterr()
+    assert "MISMATCH" in captured.err
+    assert f"step {i} " in captured.err
+    assert json.dumps(rec.steps[i][2][j]) in captured.err
+    assert "OK" not in captured.out
+
+
+def test_cli_replay_verify_of_a_non_replay_is_an_error(tmp_path, capsys):
+    path = tmp_path / "junk.json"
+    path.write_text(json.dumps({"format": "something else"}))
+    assert main(["replay", "verify", str(path)]) == 2
+    assert "not an arena replay" in capsys.readouterr().err
+
+
+# --- size -------------------------------------------------------------------------------------
+
+
+def test_a_long_game_replay_stays_compact(tmp_path, capsys):
+    names = ("random",) * 6
+    rec = play(names, {"cards": "progressive", "turn-limit": "500"}, seed=8)
+    assert rec.result.reason.value == "turn_limit"
+    assert len(rec.steps) > 10_000  # really a long game
+    assert sum(1 for e in rec.events if e["e"] == "trade") > 50
+    path = tmp_path / "long.json"
+    size = replay.save(rec, path)
+    assert size < 5_000_000, f"{size:,} bytes"
+    gz = tmp_path / "long.json.gz"
+    assert replay.save(rec, gz) < size // 4
+    with gzip.open(gz) as fh:
+        assert json.load(fh)["steps"][-1] == json.loads(json.dumps(rec.steps[-1]))
+    assert replay.verify(replay.load(path)) == len(rec.steps)
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
