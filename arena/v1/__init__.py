@@ -1,0 +1,1 @@
+"""Generated from proto/arena/v1 (scripts/gen_protos.py)."""
