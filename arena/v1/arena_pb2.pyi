@@ -193,7 +193,7 @@ class Observation(_message.Message):
     def __init__(self, risk: _Optional[_Union[RiskObservation, _Mapping]] = ..., stratego: _Optional[_Union[StrategoObservation, _Mapping]] = ..., other: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class RiskObservation(_message.Message):
-    __slots__ = ("seat", "num_players", "num_owners", "passive", "map", "phase", "current_player", "turn", "round", "owner", "armies", "alive", "eliminated", "hand", "hand_sizes", "discard", "draw_pile_size", "sets_traded", "setup_armies_left", "reinforcements_left", "conquered_this_turn", "move_in", "attack", "mission", "colours", "headquarters", "headquarters_needed")
+    __slots__ = ("seat", "num_players", "num_owners", "passive", "map", "phase", "current_player", "turn", "round", "owner", "armies", "alive", "eliminated", "hand", "hand_sizes", "discard", "draw_pile_size", "sets_traded", "setup_armies_left", "reinforcements_left", "conquered_this_turn", "move_in", "attack", "mission", "colours", "headquarters", "headquarters_needed", "extra")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     NUM_PLAYERS_FIELD_NUMBER: _ClassVar[int]
     NUM_OWNERS_FIELD_NUMBER: _ClassVar[int]
@@ -221,6 +221,7 @@ class RiskObservation(_message.Message):
     COLOURS_FIELD_NUMBER: _ClassVar[int]
     HEADQUARTERS_FIELD_NUMBER: _ClassVar[int]
     HEADQUARTERS_NEEDED_FIELD_NUMBER: _ClassVar[int]
+    EXTRA_FIELD_NUMBER: _ClassVar[int]
     seat: int
     num_players: int
     num_owners: int
@@ -248,7 +249,8 @@ class RiskObservation(_message.Message):
     colours: _containers.RepeatedScalarFieldContainer[str]
     headquarters: _containers.RepeatedScalarFieldContainer[int]
     headquarters_needed: int
-    def __init__(self, seat: _Optional[int] = ..., num_players: _Optional[int] = ..., num_owners: _Optional[int] = ..., passive: _Optional[_Iterable[bool]] = ..., map: _Optional[str] = ..., phase: _Optional[str] = ..., current_player: _Optional[int] = ..., turn: _Optional[int] = ..., round: _Optional[int] = ..., owner: _Optional[_Iterable[int]] = ..., armies: _Optional[_Iterable[int]] = ..., alive: _Optional[_Iterable[bool]] = ..., eliminated: _Optional[_Iterable[int]] = ..., hand: _Optional[_Iterable[int]] = ..., hand_sizes: _Optional[_Iterable[int]] = ..., discard: _Optional[_Iterable[int]] = ..., draw_pile_size: _Optional[int] = ..., sets_traded: _Optional[int] = ..., setup_armies_left: _Optional[_Iterable[int]] = ..., reinforcements_left: _Optional[int] = ..., conquered_this_turn: _Optional[bool] = ..., move_in: _Optional[_Union[RiskMoveIn, _Mapping]] = ..., attack: _Optional[_Union[RiskAttack, _Mapping]] = ..., mission: _Optional[_Union[RiskMission, _Mapping]] = ..., colours: _Optional[_Iterable[str]] = ..., headquarters: _Optional[_Iterable[int]] = ..., headquarters_needed: _Optional[int] = ...) -> None: ...
+    extra: _struct_pb2.Struct
+    def __init__(self, seat: _Optional[int] = ..., num_players: _Optional[int] = ..., num_owners: _Optional[int] = ..., passive: _Optional[_Iterable[bool]] = ..., map: _Optional[str] = ..., phase: _Optional[str] = ..., current_player: _Optional[int] = ..., turn: _Optional[int] = ..., round: _Optional[int] = ..., owner: _Optional[_Iterable[int]] = ..., armies: _Optional[_Iterable[int]] = ..., alive: _Optional[_Iterable[bool]] = ..., eliminated: _Optional[_Iterable[int]] = ..., hand: _Optional[_Iterable[int]] = ..., hand_sizes: _Optional[_Iterable[int]] = ..., discard: _Optional[_Iterable[int]] = ..., draw_pile_size: _Optional[int] = ..., sets_traded: _Optional[int] = ..., setup_armies_left: _Optional[_Iterable[int]] = ..., reinforcements_left: _Optional[int] = ..., conquered_this_turn: _Optional[bool] = ..., move_in: _Optional[_Union[RiskMoveIn, _Mapping]] = ..., attack: _Optional[_Union[RiskAttack, _Mapping]] = ..., mission: _Optional[_Union[RiskMission, _Mapping]] = ..., colours: _Optional[_Iterable[str]] = ..., headquarters: _Optional[_Iterable[int]] = ..., headquarters_needed: _Optional[int] = ..., extra: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class RiskMoveIn(_message.Message):
     __slots__ = ("to", "min", "max")
@@ -293,7 +295,7 @@ class RiskMission(_message.Message):
     def __init__(self, id: _Optional[str] = ..., text: _Optional[str] = ..., continents: _Optional[_Iterable[str]] = ..., third_continent: _Optional[bool] = ..., occupy: _Optional[int] = ..., min_armies: _Optional[int] = ..., destroy: _Optional[str] = ...) -> None: ...
 
 class StrategoObservation(_message.Message):
-    __slots__ = ("seat", "rules", "phase", "current_player", "ply", "board", "lakes", "captured", "history", "rescues_left")
+    __slots__ = ("seat", "rules", "phase", "current_player", "ply", "board", "lakes", "captured", "history", "rescues_left", "extra")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     RULES_FIELD_NUMBER: _ClassVar[int]
     PHASE_FIELD_NUMBER: _ClassVar[int]
@@ -304,6 +306,7 @@ class StrategoObservation(_message.Message):
     CAPTURED_FIELD_NUMBER: _ClassVar[int]
     HISTORY_FIELD_NUMBER: _ClassVar[int]
     RESCUES_LEFT_FIELD_NUMBER: _ClassVar[int]
+    EXTRA_FIELD_NUMBER: _ClassVar[int]
     seat: int
     rules: str
     phase: str
@@ -314,7 +317,8 @@ class StrategoObservation(_message.Message):
     captured: _containers.RepeatedCompositeFieldContainer[StrategoLost]
     history: _containers.RepeatedCompositeFieldContainer[StrategoMove]
     rescues_left: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, seat: _Optional[int] = ..., rules: _Optional[str] = ..., phase: _Optional[str] = ..., current_player: _Optional[int] = ..., ply: _Optional[int] = ..., board: _Optional[_Iterable[_Union[StrategoSquare, _Mapping]]] = ..., lakes: _Optional[_Iterable[int]] = ..., captured: _Optional[_Iterable[_Union[StrategoLost, _Mapping]]] = ..., history: _Optional[_Iterable[_Union[StrategoMove, _Mapping]]] = ..., rescues_left: _Optional[_Iterable[int]] = ...) -> None: ...
+    extra: _struct_pb2.Struct
+    def __init__(self, seat: _Optional[int] = ..., rules: _Optional[str] = ..., phase: _Optional[str] = ..., current_player: _Optional[int] = ..., ply: _Optional[int] = ..., board: _Optional[_Iterable[_Union[StrategoSquare, _Mapping]]] = ..., lakes: _Optional[_Iterable[int]] = ..., captured: _Optional[_Iterable[_Union[StrategoLost, _Mapping]]] = ..., history: _Optional[_Iterable[_Union[StrategoMove, _Mapping]]] = ..., rescues_left: _Optional[_Iterable[int]] = ..., extra: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class StrategoSquare(_message.Message):
     __slots__ = ("occupied", "owner", "rank", "moved", "moved_far", "revealed")
