@@ -158,6 +158,16 @@ class State(ABC):
     def clone(self) -> State:
         """An independent copy (including the random generator's state)."""
 
+    def default_action(self) -> Action:
+        """A safe legal action for the current decision, played for a seat that timed
+        out, kept sending illegal actions, or forfeited (the referee's fallback)."""
+        raise NotImplementedError(f"{type(self).__name__} has no default action")
+
+    def forfeit(self, seat: int) -> list[Event]:
+        """Remove ``seat`` from play: it ranks below everyone still in; the game goes on
+        for the others (its pieces passive) or ends if too few are left."""
+        raise NotImplementedError(f"{type(self).__name__} does not support forfeits")
+
 
 @dataclass(frozen=True)
 class Game(ABC):
@@ -211,6 +221,14 @@ class Game(ABC):
                 f"{self.name} takes {self.min_players} to {self.max_players} players, "
                 f"not {num_players}"
             )
+
+    def public_event(self, event: Event, seat: int | None) -> Event | None:
+        """``event`` as ``seat`` may see it during the match (None: a spectator), or None
+        if it may not see it at all. Events marked ``"private": s`` go to seat s only."""
+        private = event.get("private")
+        if private is not None and private != seat:
+            return None
+        return event
 
     def render(self, state: State) -> str:
         """A text picture of the position, for people (``arena play --board``)."""

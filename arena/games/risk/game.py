@@ -136,6 +136,12 @@ class RiskGame(Game):
     max_players: int = 6
     option_specs: tuple[OptionSpec, ...] = RISK_OPTIONS
 
+    def public_event(self, event: dict[str, Any], seat: int | None) -> dict[str, Any] | None:
+        """As the base rule, and the card drawn is known to the drawer only."""
+        if event["e"] == "draw" and event["p"] != seat:
+            return {"e": "draw", "p": event["p"]}
+        return super().public_event(event, seat)
+
     def new_state(
         self,
         num_players: int,

@@ -88,6 +88,8 @@ class CustomDecision:
     options: Callable[[], dict[str, Any]]
     #: action type -> handler(state, action, events); validates, then changes the state
     handlers: dict[str, Callable[[Any, Action, list[Event]], None]]
+    #: a safe legal action for a seat that timed out or forfeited
+    default: Callable[[], Action]
 
 
 class RiskState(State):
@@ -112,6 +114,8 @@ class RiskState(State):
         "discard",
         "draw_pile",
         "eliminated",
+        "exits",
+        "forfeited",
         "hands",
         "hooks",
         "initial_events",
@@ -150,6 +154,10 @@ class RiskState(State):
         self.passive = [False] * n + [True] * (owners - n)
         self.alive = [True] * n
         self.eliminated: list[int] = []
+        #: seats removed by the referee, in order; they stay on the board, passive
+        self.forfeited: list[int] = []
+        #: seats out of the game (eliminated or forfeited), in the order they left
+        self.exits: list[int] = []
         self.hands: list[list[int]] = [[] for _ in range(owners)]
         #: cards that may not be traded in sets (a variant's choice)
         self.untradable: set[int] = set()
@@ -331,6 +339,8 @@ class RiskState(State):
         other._custom = self._custom
         other._attack = None if self._attack is None else copy.deepcopy(self._attack)
         other.eliminated = self.eliminated[:]
+        other.forfeited = self.forfeited[:]
+        other.exits = self.exits[:]
         other.hands = [h[:] for h in self.hands]
         other.draw_pile = self.draw_pile[:]
         other.discard = self.discard[:]
@@ -889,6 +899,8 @@ class RiskState(State):
     def _eliminate(self, loser: int, by: int, events: list[Event]) -> None:
         self.alive[loser] = False
         self.eliminated.append(loser)
+        if loser not in self.exits:
+            self.exits.append(loser)
         taken = self.hands[loser]
         self.hands[loser] = []
         self.hands[by].extend(taken)
@@ -991,22 +1003,69 @@ class RiskState(State):
     # --- the end ----------------------------------------------------------------------
 
     def places(self, winners: list[int]) -> tuple[int, ...]:
-        """Winners first (tied), then the other survivors (tied), then the eliminated,
-        the last eliminated best."""
+        """Winners first (tied), then the others still in (tied), then those who left
+        (eliminated or forfeited), the last to leave best."""
         places = [0] * self.num_players
         for w in winners:
             places[w] = 1
-        others = [s for s in range(self.num_players) if self.alive[s] and s not in winners]
+        others = [s for s in range(self.num_players) if s not in winners and s not in self.exits]
         for seat in others:
             places[seat] = len(winners) + 1
         place = len(winners) + len(others) + 1  # competition ranking: 1, 2, 2, 4
-        for seat in reversed(self.eliminated):
-            places[seat] = place
-            place += 1
+        for seat in reversed(self.exits):
+            if seat not in winners:
+                places[seat] = place
+                place += 1
         return tuple(places)
 
+    # --- the referee's interface --------------------------------------------------------
+
+    def forfeit(self, seat: int) -> list[Event]:
+        if not 0 <= seat < self.num_players or seat in self.exits or self._result is not None:
+            return []
+        self.passive[seat] = True
+        self.forfeited.append(seat)
+        self.exits.append(seat)
+        events: list[Event] = [{"e": "forfeit", "p": seat}]
+        active = [s for s in range(self.num_players) if s not in self.exits]
+        if len(active) <= 1:
+            self.finish(
+                Result(EndReason.FORFEIT, self.places(active), "every other player forfeited"),
+                events,
+            )
+        return events
+
+    def default_action(self) -> Action:
+        """Claim or place on the first territory allowed, trade only when forced, put
+        every reinforcement on the first own territory, never attack, move in the
+        fewest armies, defend with the most dice, never fortify."""
+        phase = self.phase
+        if phase == VARIANT:
+            return self._custom.default()  # type: ignore[union-attr]
+        opts = self.legal_options()
+        if phase in (CLAIM, SETUP_PLACE):
+            return {
+                "type": "claim" if phase == CLAIM else "place",
+                "territory": opts["territories"][0],
+            }
+        if phase == TRADE:
+            if opts["must_trade"]:
+                return {"type": "trade", "cards": opts["sets"][0]}
+            return {"type": "no_trade"}
+        if phase == REINFORCE:
+            return {"type": "reinforce", "armies": {opts["territories"][0]: opts["armies"]}}
+        if phase == ATTACK:
+            return {"type": "end_attack"}
+        if phase == MOVE_IN:
+            return {"type": "move_in", "armies": opts["min"]}
+        if phase == DEFEND:
+            return {"type": "defend", "dice": opts["max_dice"]}
+        if phase == FORTIFY:
+            return {"type": "end_turn"}
+        raise IllegalAction("the game is over: no action is due")
+
     def _finish_turn_limit(self, events: list[Event]) -> None:
-        survivors = [s for s in range(self.num_players) if self.alive[s]]
+        survivors = [s for s in range(self.num_players) if s not in self.exits]
         self.finish(
             Result(
                 EndReason.TURN_LIMIT,

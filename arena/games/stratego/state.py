@@ -588,6 +588,33 @@ class StrategoState(State):
     def _do_no_rescue(self, action: Action, events: list[Event]) -> None:
         self._next_turn(events)
 
+    # --- the referee's interface --------------------------------------------------------
+
+    def forfeit(self, seat: int) -> list[Event]:
+        if self._result is not None or seat not in (0, 1):
+            return []
+        events: list[Event] = [{"e": "forfeit", "p": seat}]
+        self._finish(
+            Result(EndReason.FORFEIT, (2, 1) if seat == 0 else (1, 2), f"seat {seat} forfeited"),
+            events,
+        )
+        return events
+
+    def default_action(self) -> Action:
+        """The army in a fixed order over the setup squares; the first legal move; no
+        rescue."""
+        if self.phase == SETUP:
+            opts = self.legal_options()
+            army = [name for name, n in opts["army"].items() for _ in range(n)]
+            placement = {str(s): name for s, name in zip(opts["squares"], army, strict=False)}
+            return {"type": "setup", "placement": placement}
+        if self.phase == PLAY:
+            s, t = min(self.legal_moves(self.player))
+            return {"type": "move", "from": s, "to": t}
+        if self.phase == RESCUE:
+            return {"type": "no_rescue"}
+        raise IllegalAction("the game is over: no action is due")
+
     def _finish(self, result: Result, events: list[Event]) -> None:
         self._result = result
         self.phase = GAME_OVER

@@ -51,6 +51,7 @@ class Capital:
                 "headquarters",
                 lambda: {"territories": state.owned(seat)},
                 {"headquarters": self._pick},
+                lambda: {"type": "headquarters", "territory": state.owned(seat)[0]},
             )
         )
 

@@ -70,7 +70,17 @@ class Neutral:
                 "neutral_territories": state.owned(NEUTRAL),
             }
 
-        state.ask(CustomDecision(seat, "neutral_place", options, {"place": self._place}))
+        def default() -> dict[str, Any]:
+            opts = options()
+            action: dict[str, Any] = {
+                "type": "place",
+                "armies": {opts["territories"][0]: opts["armies"]},
+            }
+            if opts["neutral"]:
+                action["neutral"] = opts["neutral_territories"][0]
+            return action
+
+        state.ask(CustomDecision(seat, "neutral_place", options, {"place": self._place}, default))
 
     def _place(self, state: Any, action: dict[str, Any], events: list[dict[str, Any]]) -> None:
         seat = state.player
