@@ -1008,15 +1008,21 @@ class RiskState(State):
         places = [0] * self.num_players
         for w in winners:
             places[w] = 1
-        others = [s for s in range(self.num_players) if s not in winners and s not in self.exits]
+        still_in = self.still_in()
+        others = [s for s in still_in if s not in winners]
         for seat in others:
             places[seat] = len(winners) + 1
         place = len(winners) + len(others) + 1  # competition ranking: 1, 2, 2, 4
-        for seat in reversed(self.exits):
-            if seat not in winners:
+        gone = [s for s in self.eliminated if s not in self.exits] + self.exits
+        for seat in reversed(gone):
+            if seat not in winners and seat not in still_in:
                 places[seat] = place
                 place += 1
         return tuple(places)
+
+    def still_in(self) -> list[int]:
+        """Seats neither eliminated nor forfeited."""
+        return [s for s in range(self.num_players) if self.alive[s] and s not in self.forfeited]
 
     # --- the referee's interface --------------------------------------------------------
 
@@ -1027,7 +1033,7 @@ class RiskState(State):
         self.forfeited.append(seat)
         self.exits.append(seat)
         events: list[Event] = [{"e": "forfeit", "p": seat}]
-        active = [s for s in range(self.num_players) if s not in self.exits]
+        active = self.still_in()
         if len(active) <= 1:
             self.finish(
                 Result(EndReason.FORFEIT, self.places(active), "every other player forfeited"),
@@ -1065,7 +1071,7 @@ class RiskState(State):
         raise IllegalAction("the game is over: no action is due")
 
     def _finish_turn_limit(self, events: list[Event]) -> None:
-        survivors = [s for s in range(self.num_players) if s not in self.exits]
+        survivors = self.still_in()
         self.finish(
             Result(
                 EndReason.TURN_LIMIT,
