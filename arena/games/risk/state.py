@@ -85,11 +85,13 @@ class CustomDecision:
 
     player: int
     kind: str
-    options: Callable[[], dict[str, Any]]
+    #: options(state): the legal options (computed from the state it is given, so that
+    #: a clone answers for itself)
+    options: Callable[[Any], dict[str, Any]]
     #: action type -> handler(state, action, events); validates, then changes the state
     handlers: dict[str, Callable[[Any, Action, list[Event]], None]]
-    #: a safe legal action for a seat that timed out or forfeited
-    default: Callable[[], Action]
+    #: default(state): a safe legal action for a seat that timed out or forfeited
+    default: Callable[[Any], Action]
 
 
 class RiskState(State):
@@ -271,7 +273,8 @@ class RiskState(State):
     def decision(self) -> Decision:
         if self.phase == VARIANT:
             custom = self._custom
-            return Decision(custom.player, custom.kind, custom.options)  # type: ignore[union-attr]
+            assert custom is not None
+            return Decision(custom.player, custom.kind, lambda: custom.options(self))
         return Decision(self.player, PHASE_NAMES[self.phase], self.legal_options)
 
     def apply(self, player: int, action: Action) -> list[Event]:
@@ -566,8 +569,8 @@ class RiskState(State):
         )
         self._reinforce_left = total
         self._reinforce_then = ATTACK
-        hand = self.hands[seat]
-        self._forced_trade = len(hand) >= 5
+        # headquarters-style untradable cards do not count towards the 5 that force a trade
+        self._forced_trade = len(self.tradable(seat)) >= 5
         self._trade_down = False
         self.phase = TRADE if cardlib.has_set(game_map, self.tradable(seat)) else REINFORCE
 
@@ -1047,7 +1050,7 @@ class RiskState(State):
         fewest armies, defend with the most dice, never fortify."""
         phase = self.phase
         if phase == VARIANT:
-            return self._custom.default()  # type: ignore[union-attr]
+            return self._custom.default(self)  # type: ignore[union-attr]
         opts = self.legal_options()
         if phase in (CLAIM, SETUP_PLACE):
             return {

@@ -49,9 +49,9 @@ class Capital:
             CustomDecision(
                 seat,
                 "headquarters",
-                lambda: {"territories": state.owned(seat)},
+                lambda st: {"territories": st.owned(st.player)},
                 {"headquarters": self._pick},
-                lambda: {"type": "headquarters", "territory": state.owned(seat)[0]},
+                lambda st: {"type": "headquarters", "territory": st.owned(st.player)[0]},
             )
         )
 

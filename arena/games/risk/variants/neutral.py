@@ -60,27 +60,33 @@ class Neutral:
         self._ask(state, 0)
         return True
 
+    @staticmethod
+    def _options(state: Any) -> dict[str, Any]:
+        seat = state.player
+        left = state.variant_data[NAME]["left"]
+        return {
+            "armies": min(OWN_PER_TURN, left[seat]),
+            "territories": state.owned(seat),
+            "neutral": 1 if left[NEUTRAL] else 0,
+            "neutral_territories": state.owned(NEUTRAL),
+        }
+
+    def _default(self, state: Any) -> dict[str, Any]:
+        opts = self._options(state)
+        action: dict[str, Any] = {
+            "type": "place",
+            "armies": {opts["territories"][0]: opts["armies"]},
+        }
+        if opts["neutral"]:
+            action["neutral"] = opts["neutral_territories"][0]
+        return action
+
     def _ask(self, state: Any, seat: int) -> None:
-        def options() -> dict[str, Any]:
-            left = state.variant_data[NAME]["left"]
-            return {
-                "armies": min(OWN_PER_TURN, left[seat]),
-                "territories": state.owned(seat),
-                "neutral": 1 if left[NEUTRAL] else 0,
-                "neutral_territories": state.owned(NEUTRAL),
-            }
-
-        def default() -> dict[str, Any]:
-            opts = options()
-            action: dict[str, Any] = {
-                "type": "place",
-                "armies": {opts["territories"][0]: opts["armies"]},
-            }
-            if opts["neutral"]:
-                action["neutral"] = opts["neutral_territories"][0]
-            return action
-
-        state.ask(CustomDecision(seat, "neutral_place", options, {"place": self._place}, default))
+        state.ask(
+            CustomDecision(
+                seat, "neutral_place", self._options, {"place": self._place}, self._default
+            )
+        )
 
     def _place(self, state: Any, action: dict[str, Any], events: list[dict[str, Any]]) -> None:
         seat = state.player
