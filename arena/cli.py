@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -173,6 +174,117 @@ def cmd_variants(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_referee(args: argparse.Namespace) -> int:
+    import asyncio
+    import logging
+
+    from arena.referee.server import RefereeConfig, serve
+    from arena.store import Store
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    config = RefereeConfig(
+        decision_ms=args.decision_ms,
+        time_bank_ms=args.time_bank_ms,
+        grace_s=args.grace,
+        max_strikes=args.max_strikes,
+        open_registration=not args.registration_key,
+        registration_key=args.registration_key or "",
+        organiser_key=args.organiser_key or "",
+    )
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: serve() has shut down cleanly
+        asyncio.run(serve(f"{args.host}:{args.port}", Store(args.db), config))
+    return 0
+
+
+def _arena_stub(address: str) -> Any:
+    import grpc
+
+    from arena.v1 import arena_pb2_grpc
+
+    return arena_pb2_grpc.ArenaServiceStub(grpc.insecure_channel(address))
+
+
+def cmd_bot_register(args: argparse.Namespace) -> int:
+    import grpc
+
+    from arena.v1 import arena_pb2 as pb
+
+    try:
+        reply = _arena_stub(args.referee).RegisterBot(
+            pb.RegisterBotRequest(name=args.name, registration_key=args.key or ""), timeout=10
+        )
+    except grpc.RpcError as exc:
+        raise ValueError(f"{args.referee}: {exc.details()}") from None
+    print(f"registered {reply.name} version {reply.version} (id {reply.bot_id})")
+    print(f"token (shown once, keep it secret): {reply.token}")
+    return 0
+
+
+def cmd_bot_run(args: argparse.Namespace) -> int:
+    """Run a built-in bot as its own process against a referee."""
+    from arena.plugins import load_registry
+    from arena.sdk import run_bot
+
+    registry = load_registry()
+    specs = {
+        game: registry.bots[(game, args.name)] for game, name in registry.bots if name == args.name
+    }
+    if not specs:
+        raise ValueError(f"no built-in bot named {args.name!r}")
+
+    class Adapter:
+        def __init__(self, match: Any) -> None:
+            spec = specs.get(match.game)
+            if spec is None:
+                raise ValueError(f"{args.name} does not play {match.game}")
+            self.inner = spec.factory(match.seat, hash((match.match_id, match.seat)) % 2**31)
+
+        def decide(self, observation: Any, decision: Any) -> Any:
+            return self.inner.decide(observation, decision)
+
+    run_bot(
+        Adapter,
+        args.referee.split(","),
+        args.token,
+        max_matches=args.max_matches,
+        stop_after=args.matches,
+    )
+    return 0
+
+
+def cmd_match_run(args: argparse.Namespace) -> int:
+    import grpc
+
+    from arena.v1 import arena_pb2 as pb
+
+    request = pb.RunMatchRequest(
+        game=args.game,
+        variants=args.variant,
+        options=_parse_options(args.option)
+        and {k: ("on" if v is None else v) for k, v in _parse_options(args.option).items()},
+        players=[p.strip() for p in args.players.split(",")],
+        seed=args.seed,
+        wait=True,
+        decision_ms=args.decision_ms,
+    )
+    metadata = [("authorization", f"Bearer {args.organiser_key}")] if args.organiser_key else []
+    try:
+        reply = _arena_stub(args.referee).RunMatch(request, metadata=metadata)
+    except grpc.RpcError as exc:
+        raise ValueError(f"{args.referee}: {exc.details()}") from None
+    info = reply.match
+    print(f"match {info.match_id}: {info.status}, {info.result.reason}: {info.result.detail}")
+    for seat, name in enumerate(info.players):
+        print(f"  seat {seat}: {name} place {info.result.places[seat]}")
+    for forfeit in info.result.forfeits:
+        print(f"  seat {forfeit.seat} forfeited: {forfeit.why}")
+    if args.replay and info.replay_json:
+        with open(args.replay, "w") as f:
+            f.write(info.replay_json)
+        print(f"replay: {args.replay}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="arena", description="AI bots play Risk and Stratego")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -215,6 +327,53 @@ def build_parser() -> argparse.ArgumentParser:
 
     variants = sub.add_parser("variants", help="list games, variants, options and bots")
     variants.set_defaults(func=cmd_variants)
+
+    ref = sub.add_parser("referee", help="run a referee that bots connect to")
+    ref.add_argument("--host", default="127.0.0.1")
+    ref.add_argument("--port", type=int, default=50051)
+    ref.add_argument("--db", default="arena.db", help="SQLite file or database URL")
+    ref.add_argument("--decision-ms", type=int, default=5000)
+    ref.add_argument("--time-bank-ms", type=int, default=30000)
+    ref.add_argument(
+        "--grace", type=float, default=10.0, help="seconds a disconnected bot has to come back"
+    )
+    ref.add_argument("--max-strikes", type=int, default=5)
+    ref.add_argument("--registration-key", help="close registration: bots need this key")
+    ref.add_argument("--organiser-key", help="needed to run matches and revoke bots")
+    ref.set_defaults(func=cmd_referee)
+
+    bot = sub.add_parser("bot", help="register or run bots")
+    bot_sub = bot.add_subparsers(dest="bot_command", required=True)
+    register = bot_sub.add_parser("register", help="register a bot; prints its token once")
+    register.add_argument("name")
+    register.add_argument("--referee", default="127.0.0.1:50051")
+    register.add_argument("--key", help="the registration key, if registration is closed")
+    register.set_defaults(func=cmd_bot_register)
+    run = bot_sub.add_parser("run", help="run a built-in bot against a referee")
+    run.add_argument("name", help="a built-in bot, e.g. random, aggressive, heuristic")
+    run.add_argument(
+        "--referee", default="127.0.0.1:50051", help="HOST:PORT, or several separated by commas"
+    )
+    run.add_argument("--token", required=True)
+    run.add_argument("--max-matches", type=int, default=16)
+    run.add_argument("--matches", type=int, default=None, help="stop after this many")
+    run.set_defaults(func=cmd_bot_run)
+
+    match = sub.add_parser("match", help="matches on a referee")
+    match_sub = match.add_subparsers(dest="match_command", required=True)
+    mrun = match_sub.add_parser("run", help="run one match and wait for its result")
+    mrun.add_argument("game")
+    mrun.add_argument(
+        "--players", required=True, help="registered bot names or house:NAME, in seat order"
+    )
+    mrun.add_argument("--referee", default="127.0.0.1:50051")
+    mrun.add_argument("--seed", type=int, default=0)
+    mrun.add_argument("--variant", action="append", default=[])
+    mrun.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
+    mrun.add_argument("--decision-ms", type=int, default=0)
+    mrun.add_argument("--organiser-key")
+    mrun.add_argument("--replay")
+    mrun.set_defaults(func=cmd_match_run)
     return parser
 
 

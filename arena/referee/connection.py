@@ -1,0 +1,80 @@
+"""One bot connection: the stream's outbox, its pending decisions, and its limits."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from arena.v1 import arena_pb2 as pb
+
+log = logging.getLogger("arena.referee")
+
+
+class ConnectionLost(Exception):
+    """The bot's stream ended while a decision was pending."""
+
+
+class BotConnection:
+    """A connected bot. Replies are matched to pending requests by (match, request id):
+    a reply for another bot's seat, an old request or an unknown match is ignored."""
+
+    def __init__(self, bot_id: str, bot_name: str, max_messages_per_s: int) -> None:
+        self.bot_id = bot_id
+        self.bot_name = bot_name
+        self.outbox: asyncio.Queue[pb.RefereeMessage | None] = asyncio.Queue()
+        self.pending: dict[tuple[str, int], asyncio.Future[pb.ActionReply]] = {}
+        self.closed = asyncio.Event()
+        self.close_reason = ""
+        self.stale_replies = 0
+        self._max_rate = max_messages_per_s
+        self._window_start = time.monotonic()
+        self._window_count = 0
+
+    def send(self, message: pb.RefereeMessage) -> None:
+        if not self.closed.is_set():
+            self.outbox.put_nowait(message)
+
+    def expect(self, match_id: str, request_id: int) -> asyncio.Future[pb.ActionReply]:
+        future: asyncio.Future[pb.ActionReply] = asyncio.get_running_loop().create_future()
+        self.pending[(match_id, request_id)] = future
+        return future
+
+    def forget(self, match_id: str, request_id: int) -> None:
+        self.pending.pop((match_id, request_id), None)
+
+    def over_rate(self) -> bool:
+        """True once the bot sends more messages per second than allowed (a flood)."""
+        now = time.monotonic()
+        if now - self._window_start >= 1.0:
+            self._window_start = now
+            self._window_count = 0
+        self._window_count += 1
+        return self._window_count > self._max_rate
+
+    def deliver(self, reply: pb.ActionReply) -> bool:
+        future = self.pending.pop((reply.match_id, reply.request_id), None)
+        if future is None or future.done():
+            self.stale_replies += 1
+            return False
+        future.set_result(reply)
+        return True
+
+    def close(self, reason: str) -> None:
+        if self.closed.is_set():
+            return
+        self.close_reason = reason
+        self.closed.set()
+        for future in self.pending.values():
+            if not future.done():
+                future.set_exception(ConnectionLost(reason))
+        self.pending.clear()
+        self.outbox.put_nowait(None)
+
+    def __repr__(self) -> str:
+        return f"BotConnection({self.bot_name}, closed={self.closed.is_set()})"
+
+
+def describe(message: Any) -> str:
+    return type(message).__name__

@@ -1,0 +1,351 @@
+"""A match played in the referee: connected bots and house bots, time controls, strikes.
+
+Each decision of a connected bot is a DecisionRequest with a request id, a per-decision
+deadline and the seat's remaining time bank. An illegal action is answered with the
+reason and asked again (up to ``max_attempts``), then replaced by the state's safe
+default and counted as a strike; a timeout is a strike too. ``max_strikes`` strikes, or
+a disconnection that outlasts the grace period, forfeit the match: the seat ranks below
+everyone still in and the others play on with its pieces passive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from arena.engine.core import Decision, Game, IllegalAction, Result, State
+from arena.engine.match import LazyObservation, MatchRecord
+from arena.engine.replay import to_json as replay_to_json
+from arena.referee.codec import CodecError, action_from_proto, observation_to_proto, to_struct
+from arena.referee.connection import ConnectionLost
+from arena.v1 import arena_pb2 as pb
+
+if TYPE_CHECKING:
+    from arena.referee.server import Referee
+
+log = logging.getLogger("arena.referee")
+
+
+class Gone(Exception):
+    """A connected bot did not come back within the grace period."""
+
+
+@dataclass
+class Seat:
+    """Who plays a seat: a registered bot (by id) or a house bot (an in-process player)."""
+
+    label: str
+    bot_id: str | None = None
+    house: Any = None
+    strikes: int = 0
+    bank_ms: int = 0
+    forfeit_why: str = ""
+
+
+@dataclass
+class LiveMatch:
+    referee: Referee
+    match_id: str
+    game: Game
+    variants: list[Any]
+    options: dict[str, str]
+    seats: list[Seat]
+    seed: int
+    decision_ms: int
+    time_bank_ms: int
+    record: MatchRecord = field(init=False)
+    state: State | None = None
+    status: str = "running"
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    spectators: list[asyncio.Queue[Any]] = field(default_factory=list)
+    _next_request: int = 0
+
+    def __post_init__(self) -> None:
+        self.record = MatchRecord(
+            game=self.game.name,
+            num_players=len(self.seats),
+            seed=self.seed,
+            players=[s.label for s in self.seats],
+            options=dict(self.options),
+            variants=[v.name for v in self.variants],
+        )
+        for seat in self.seats:
+            seat.bank_ms = self.time_bank_ms
+
+    # --- the loop -----------------------------------------------------------------------
+
+    async def play(self) -> None:
+        config = self.referee.config
+        try:
+            state = self.state = self.game.new_state(
+                len(self.seats), self.seed, self.options, self.variants
+            )
+            self.record.initial_events = list(state.initial_events)
+            self._broadcast(state.initial_events)
+            for seat_index in range(len(self.seats)):
+                self._announce(seat_index, resumed=False)
+            while not state.terminal:
+                decision = state.decision()
+                seat_index = decision.player
+                seat = self.seats[seat_index]
+                if seat.forfeit_why:
+                    action = state.default_action()
+                    events = state.apply(seat_index, action)
+                elif seat.house is not None:
+                    action, events = await self._house_turn(state, seat, decision)
+                else:
+                    action, events = await self._remote_turn(
+                        state, seat_index, decision, config.max_attempts
+                    )
+                self.record.steps.append([seat_index, action, events])
+                self._broadcast(events)
+            self.record.result = state.result()
+            self.status = "finished"
+        except asyncio.CancelledError:
+            self.status = "aborted"
+            raise
+        except Exception:  # a bug must not take the referee down: abort this match only
+            log.exception("match %s aborted", self.match_id)
+            self.status = "aborted"
+        finally:
+            self._finish()
+
+    async def _house_turn(
+        self, state: State, seat: Seat, decision: Decision
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        observation = LazyObservation(state, decision.player)
+        # house bots are trusted Python code, but their thinking must not block the loop
+        action = await asyncio.to_thread(seat.house.decide, observation, decision)
+        observation.expire()
+        return action, state.apply(decision.player, action)
+
+    async def _remote_turn(
+        self, state: State, seat_index: int, decision: Decision, max_attempts: int
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        seat = self.seats[seat_index]
+        for attempt in range(1, max_attempts + 1):
+            try:
+                action = await self._ask(state, seat_index, decision, attempt)
+            except TimeoutError:
+                self._strike(seat_index, "timeout")
+                break
+            except Gone:
+                self._forfeit(seat_index, "disconnected")
+                break
+            except CodecError as exc:
+                self._reject(seat_index, decision, str(exc), "")
+                continue
+            try:
+                return action, state.apply(seat_index, action)
+            except IllegalAction as exc:
+                self._reject(seat_index, decision, exc.reason, exc.allowed or "")
+        else:
+            self._strike(seat_index, "illegal actions")
+        if seat.forfeit_why and state.terminal:
+            return {"type": "forfeit"}, []
+        action = state.default_action()
+        return action, state.apply(seat_index, action)
+
+    # --- asking a connected bot ----------------------------------------------------------
+
+    async def _ask(
+        self, state: State, seat_index: int, decision: Decision, attempt: int
+    ) -> dict[str, Any]:
+        seat = self.seats[seat_index]
+        config = self.referee.config
+        observation = observation_to_proto(self.game.name, state.observation(seat_index))
+        options = to_struct(decision.options)
+        loop = asyncio.get_running_loop()
+        while True:
+            connection = await self.referee.wait_for_bot(seat.bot_id, config.grace_s)
+            if connection is None:
+                raise Gone()
+            self._next_request += 1
+            request_id = self._next_request
+            future = connection.expect(self.match_id, request_id)
+            connection.send(
+                pb.RefereeMessage(
+                    decision=pb.DecisionRequest(
+                        match_id=self.match_id,
+                        request_id=request_id,
+                        seat=seat_index,
+                        kind=decision.kind,
+                        observation=observation,
+                        options=options,
+                        deadline_ms=self.decision_ms,
+                        time_bank_ms=seat.bank_ms,
+                        attempt=attempt,
+                    )
+                )
+            )
+            started = loop.time()
+            budget = (self.decision_ms + seat.bank_ms) / 1000
+            try:
+                reply = await asyncio.wait_for(future, timeout=budget)
+            except TimeoutError:
+                connection.forget(self.match_id, request_id)
+                seat.bank_ms = 0
+                raise
+            except ConnectionLost:
+                seat.bank_ms = max(0, seat.bank_ms - self._overrun(loop.time() - started))
+                continue  # wait for the bot to come back, then ask again
+            seat.bank_ms = max(0, seat.bank_ms - self._overrun(loop.time() - started))
+            return action_from_proto(self.game.name, reply.action)
+
+    def _overrun(self, elapsed_s: float) -> int:
+        return max(0, int(elapsed_s * 1000) - self.decision_ms)
+
+    def _reject(self, seat_index: int, decision: Decision, reason: str, allowed: str) -> None:
+        seat = self.seats[seat_index]
+        connection = self.referee.connection(seat.bot_id)
+        if connection is not None:
+            connection.send(
+                pb.RefereeMessage(
+                    rejected=pb.ActionRejected(
+                        match_id=self.match_id,
+                        request_id=self._next_request,
+                        reason=reason,
+                        allowed=allowed,
+                        strikes=seat.strikes,
+                    )
+                )
+            )
+
+    def _strike(self, seat_index: int, why: str) -> None:
+        seat = self.seats[seat_index]
+        seat.strikes += 1
+        log.info(
+            "match %s: seat %d (%s) strike %d: %s",
+            self.match_id,
+            seat_index,
+            seat.label,
+            seat.strikes,
+            why,
+        )
+        if seat.strikes >= self.referee.config.max_strikes:
+            self._forfeit(seat_index, f"{seat.strikes} strikes (last: {why})")
+
+    def _forfeit(self, seat_index: int, why: str) -> None:
+        seat = self.seats[seat_index]
+        if seat.forfeit_why:
+            return
+        seat.forfeit_why = why
+        log.info("match %s: seat %d (%s) forfeits: %s", self.match_id, seat_index, seat.label, why)
+        assert self.state is not None
+        events = self.state.forfeit(seat_index)
+        if events:
+            self.record.steps.append([seat_index, {"type": "forfeit", "why": why}, events])
+            self._broadcast(events)
+
+    # --- telling everyone --------------------------------------------------------------
+
+    def _announce(self, seat_index: int, resumed: bool) -> None:
+        seat = self.seats[seat_index]
+        connection = self.referee.connection(seat.bot_id) if seat.bot_id else None
+        if connection is None:
+            return
+        connection.send(
+            pb.RefereeMessage(
+                match_started=pb.MatchStarted(
+                    match_id=self.match_id,
+                    game=self.game.name,
+                    variants=[v.name for v in self.variants],
+                    options={k: "" if v is None else str(v) for k, v in self.options.items()},
+                    seat=seat_index,
+                    players=[s.label for s in self.seats],
+                    decision_ms=self.decision_ms,
+                    time_bank_ms=seat.bank_ms,
+                    resumed=resumed,
+                )
+            )
+        )
+
+    def reconnected(self, bot_id: str) -> None:
+        """The bot of some seats came back: tell it which seats it plays again."""
+        if self.status != "running":
+            return
+        for index, seat in enumerate(self.seats):
+            if seat.bot_id == bot_id and not seat.forfeit_why:
+                self._announce(index, resumed=True)
+
+    def _broadcast(self, events: list[dict[str, Any]]) -> None:
+        if not events:
+            return
+        for index, seat in enumerate(self.seats):
+            if seat.bot_id is None:
+                continue
+            connection = self.referee.connection(seat.bot_id)
+            if connection is None:
+                continue
+            for event in events:
+                shown = self.game.public_event(event, index)
+                if shown is not None:
+                    connection.send(
+                        pb.RefereeMessage(
+                            event=pb.MatchEvent(match_id=self.match_id, event=to_struct(shown))
+                        )
+                    )
+        for queue in self.spectators:
+            for event in events:
+                shown = self.game.public_event(event, None)
+                if shown is not None:
+                    queue.put_nowait(
+                        pb.SpectatorMessage(
+                            event=pb.MatchEvent(match_id=self.match_id, event=to_struct(shown))
+                        )
+                    )
+
+    def result_message(self) -> pb.Result:
+        result = self.record.result
+        forfeits = [
+            pb.Forfeit(seat=i, why=s.forfeit_why) for i, s in enumerate(self.seats) if s.forfeit_why
+        ]
+        if result is None:
+            return pb.Result(reason="aborted", detail="the match was aborted", forfeits=forfeits)
+        return pb.Result(
+            reason=result.reason.value,
+            places=list(result.places),
+            detail=result.detail,
+            forfeits=forfeits,
+        )
+
+    def info(self) -> pb.MatchInfo:
+        info = pb.MatchInfo(
+            match_id=self.match_id,
+            status=self.status,
+            game=self.game.name,
+            players=[s.label for s in self.seats],
+        )
+        if self.status != "running":
+            info.result.CopyFrom(self.result_message())
+            if self.record.result is not None:
+                info.replay_json = json.dumps(replay_to_json(self.record), separators=(",", ":"))
+        return info
+
+    def _finish(self) -> None:
+        result = self.result_message()
+        for index, seat in enumerate(self.seats):
+            connection = self.referee.connection(seat.bot_id) if seat.bot_id else None
+            if connection is not None:
+                connection.send(
+                    pb.RefereeMessage(
+                        match_ended=pb.MatchEnded(match_id=self.match_id, result=result, seat=index)
+                    )
+                )
+        info = self.info()
+        for queue in self.spectators:
+            queue.put_nowait(pb.SpectatorMessage(finished=info))
+            queue.put_nowait(None)
+        self.referee.match_finished(self)
+        self.done.set()
+
+
+def house_seat(label: str, factory: Callable[[int, int], Any], seat: int, seed: int) -> Seat:
+    return Seat(label=label, house=factory(seat, seed))
+
+
+__all__ = ["Gone", "LiveMatch", "Result", "Seat", "house_seat"]

@@ -1,0 +1,435 @@
+"""The referee: a grpc.aio server where bots connect and matches with them are played.
+
+``arena referee --port 50051 --db arena.db`` runs one. The gRPC health service and
+server reflection are on. Bad input ends the offending stream with a clear status and
+never the referee: a wrong token (UNAUTHENTICATED), a revoked bot (PERMISSION_DENIED),
+a flood of messages or an oversized one (RESOURCE_EXHAUSTED), a malformed first message
+(INVALID_ARGUMENT).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from arena.plugins import Registry, load_registry
+from arena.referee.connection import BotConnection
+from arena.referee.live import LiveMatch, Seat
+from arena.store import Store
+from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
+
+log = logging.getLogger("arena.referee")
+HOUSE_PREFIX = "house:"
+
+
+@dataclass
+class RefereeConfig:
+    decision_ms: int = 5000
+    time_bank_ms: int = 30000
+    max_attempts: int = 3  # illegal actions per decision before the default is played
+    max_strikes: int = 5  # strikes before a forfeit
+    grace_s: float = 10.0  # how long a disconnected bot may take to come back
+    hello_timeout_s: float = 10.0
+    max_message_bytes: int = 1 << 20
+    max_messages_per_s: int = 500
+    open_registration: bool = True
+    registration_key: str = ""
+    organiser_key: str = ""
+
+
+class Referee:
+    """Connections, live matches and the store, shared by the two services."""
+
+    def __init__(self, store: Store, config: RefereeConfig, registry: Registry | None = None):
+        self.store = store
+        self.config = config
+        self.registry = registry or load_registry()
+        self.connections: dict[str, BotConnection] = {}
+        self.matches: dict[str, LiveMatch] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._arrivals = asyncio.Condition()
+
+    # --- connections ------------------------------------------------------------------
+
+    def connection(self, bot_id: str | None) -> BotConnection | None:
+        connection = self.connections.get(bot_id) if bot_id else None
+        if connection is None or connection.closed.is_set():
+            return None
+        return connection
+
+    async def attach(self, connection: BotConnection) -> None:
+        old = self.connections.get(connection.bot_id)
+        self.connections[connection.bot_id] = connection
+        if old is not None and old is not connection:
+            old.close("replaced by a newer connection of the same bot")
+        async with self._arrivals:
+            self._arrivals.notify_all()
+        for match in list(self.matches.values()):
+            match.reconnected(connection.bot_id)
+
+    def detach(self, connection: BotConnection, reason: str) -> None:
+        connection.close(reason)
+        if self.connections.get(connection.bot_id) is connection:
+            del self.connections[connection.bot_id]
+
+    async def wait_for_bot(self, bot_id: str | None, timeout_s: float) -> BotConnection | None:
+        """The bot's live connection, waiting up to ``timeout_s`` for it to (re)connect."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        async with self._arrivals:
+            while True:
+                connection = self.connection(bot_id)
+                if connection is not None:
+                    return connection
+                left = deadline - loop.time()
+                if left <= 0:
+                    return None
+                try:
+                    await asyncio.wait_for(self._arrivals.wait(), timeout=left)
+                except TimeoutError:
+                    return None
+
+    # --- matches ----------------------------------------------------------------------
+
+    def create_match(self, request: pb.RunMatchRequest) -> LiveMatch:
+        """Validate a match request completely, then start it. ValueError says why not."""
+        registry = self.registry
+        game = registry.game(request.game)
+        variants = registry.resolve_variants(request.game, list(request.variants))
+        options = dict(request.options)
+        registry.check_options(request.game, options, variants)
+        game.parse_options(options, variants)  # refuse bad options before anything runs
+        if not request.players:
+            raise ValueError("a match needs players")
+        match_id = request.match_id or uuid.uuid4().hex
+        if match_id in self.matches:
+            return self.matches[match_id]  # idempotent by match id
+        seats = []
+        for index, name in enumerate(request.players):
+            if name.startswith(HOUSE_PREFIX):
+                spec = registry.bot(request.game, name[len(HOUSE_PREFIX) :])
+                seats.append(
+                    Seat(label=name, house=spec.factory(index, request.seed * 1000 + index))
+                )
+            else:
+                bot = self.store.latest_bot(name)
+                if bot is None:
+                    raise ValueError(
+                        f"no registered bot named {name!r} (house bots: {HOUSE_PREFIX}NAME)"
+                    )
+                seats.append(Seat(label=f"{bot.name}@{bot.version}", bot_id=bot.id))
+        game.check_players(len(seats))
+        match = LiveMatch(
+            referee=self,
+            match_id=match_id,
+            game=game,
+            variants=variants,
+            options=options,
+            seats=seats,
+            seed=request.seed,
+            decision_ms=request.decision_ms or self.config.decision_ms,
+            time_bank_ms=request.time_bank_ms or self.config.time_bank_ms,
+        )
+        self.matches[match_id] = match
+        self.store.start_match(match_id, game.name, [s.label for s in seats])
+        task = asyncio.create_task(match.play(), name=f"match-{match_id}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return match
+
+    def match_finished(self, match: LiveMatch) -> None:
+        from arena.engine.replay import to_json
+
+        result = match.result_message()
+        self.store.finish_match(
+            match.match_id,
+            match.status,
+            {
+                "reason": result.reason,
+                "places": list(result.places),
+                "detail": result.detail,
+                "forfeits": [{"seat": f.seat, "why": f.why} for f in result.forfeits],
+            },
+            to_json(match.record) if match.record.result is not None else None,
+        )
+
+    async def shutdown(self, grace_s: float) -> None:
+        """Let matches in flight finish for ``grace_s``, then abort the rest cleanly."""
+        running = [t for t in self._tasks if not t.done()]
+        if running:
+            _, pending = await asyncio.wait(running, timeout=grace_s)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+        for connection in list(self.connections.values()):
+            self.detach(connection, "the referee is shutting down")
+
+
+def _check_key(given: str, expected: str) -> bool:
+    return bool(expected) and hmac.compare_digest(given.encode(), expected.encode())
+
+
+def _bearer(context: grpc.aio.ServicerContext) -> str:
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization" and value.startswith("Bearer "):
+            return value[len("Bearer ") :]
+    return ""
+
+
+class BotService(pb_grpc.BotServiceServicer):
+    def __init__(self, referee: Referee) -> None:
+        self.referee = referee
+
+    async def Connect(
+        self,
+        request_iterator: AsyncIterator[pb.BotMessage],
+        context: grpc.aio.ServicerContext,
+    ) -> AsyncIterator[pb.RefereeMessage]:
+        referee = self.referee
+        config = referee.config
+        try:
+            first = await asyncio.wait_for(anext(request_iterator), config.hello_timeout_s)
+        except (TimeoutError, StopAsyncIteration):
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, "send Hello with your token first"
+            )
+        if first.WhichOneof("kind") != "hello":
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, "the first message must be Hello with your token"
+            )
+        bot = referee.store.bot_by_token(first.hello.token) if first.hello.token else None
+        if bot is None:
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "unknown token: register the bot and use the token it got",
+            )
+        if bot.revoked:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"bot {bot.name} is revoked")
+        connection = BotConnection(bot.id, bot.name, config.max_messages_per_s)
+        await referee.attach(connection)
+        log.info("bot %s@%d connected (%s)", bot.name, bot.version, first.hello.client)
+        reader = asyncio.create_task(self._read(request_iterator, connection))
+        try:
+            yield pb.RefereeMessage(
+                welcome=pb.Welcome(
+                    bot_id=bot.id,
+                    bot_name=bot.name,
+                    version=bot.version,
+                    max_message_bytes=config.max_message_bytes,
+                )
+            )
+            while True:
+                message = await connection.outbox.get()
+                if message is None:
+                    break
+                yield message
+        finally:
+            reader.cancel()
+            referee.detach(connection, connection.close_reason or "stream ended")
+        if connection.close_reason.startswith("flood"):
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, connection.close_reason)
+
+    async def _read(
+        self, request_iterator: AsyncIterator[pb.BotMessage], connection: BotConnection
+    ) -> None:
+        try:
+            async for message in request_iterator:
+                if connection.over_rate():
+                    connection.close(f"flood: more than {connection._max_rate} messages/s")
+                    return
+                kind = message.WhichOneof("kind")
+                if kind == "action":
+                    connection.deliver(message.action)
+                elif kind == "ping":
+                    connection.send(pb.RefereeMessage(pong=pb.Pong(nonce=message.ping.nonce)))
+            connection.close("the bot closed its stream")
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a broken stream: this connection ends, nothing else
+            connection.close(f"stream error: {exc}")
+
+
+class ArenaService(pb_grpc.ArenaServiceServicer):
+    def __init__(self, referee: Referee) -> None:
+        self.referee = referee
+
+    async def _organiser(self, context: grpc.aio.ServicerContext) -> None:
+        key = self.referee.config.organiser_key
+        if key and not _check_key(_bearer(context), key):
+            await context.abort(
+                grpc.StatusCode.PERMISSION_DENIED,
+                "this call needs the organiser key (authorization: Bearer KEY)",
+            )
+
+    async def RegisterBot(
+        self,
+        request: pb.RegisterBotRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> pb.RegisterBotResponse:
+        config = self.referee.config
+        if not config.open_registration and not _check_key(
+            request.registration_key, config.registration_key
+        ):
+            await context.abort(
+                grpc.StatusCode.PERMISSION_DENIED,
+                "registration is closed: a registration key is needed",
+            )
+        try:
+            bot, token = self.referee.store.register_bot(request.name)
+        except ValueError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        return pb.RegisterBotResponse(
+            bot_id=bot.id, name=bot.name, version=bot.version, token=token
+        )
+
+    async def ListBots(
+        self,
+        request: pb.ListBotsRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> pb.ListBotsResponse:
+        referee = self.referee
+        return pb.ListBotsResponse(
+            bots=[
+                pb.BotInfo(
+                    bot_id=b.id,
+                    name=b.name,
+                    version=b.version,
+                    revoked=b.revoked,
+                    connected=referee.connection(b.id) is not None,
+                )
+                for b in referee.store.bots()
+            ]
+        )
+
+    async def RevokeBot(
+        self,
+        request: pb.RevokeBotRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> pb.RevokeBotResponse:
+        await self._organiser(context)
+        if not self.referee.store.revoke_bot(request.bot_id):
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no bot {request.bot_id}")
+        connection = self.referee.connections.get(request.bot_id)
+        if connection is not None:
+            self.referee.detach(connection, "revoked")
+        return pb.RevokeBotResponse()
+
+    async def RunMatch(
+        self,
+        request: pb.RunMatchRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> pb.RunMatchResponse:
+        await self._organiser(context)
+        try:
+            match = self.referee.create_match(request)
+        except ValueError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        response = pb.RunMatchResponse(match_id=match.match_id)
+        if request.wait:
+            await match.done.wait()
+            response.match.CopyFrom(match.info())
+        return response
+
+    async def GetMatch(
+        self,
+        request: pb.GetMatchRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> pb.MatchInfo:
+        match = self.referee.matches.get(request.match_id)
+        if match is not None:
+            return match.info()
+        row = self.referee.store.match(request.match_id)
+        if row is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id}")
+        info = pb.MatchInfo(
+            match_id=row.id,
+            status=row.status,
+            game=row.game,
+            players=row.players,
+            replay_json=row.replay or "",
+        )
+        if row.result:
+            info.result.CopyFrom(
+                pb.Result(
+                    reason=row.result["reason"],
+                    places=row.result["places"],
+                    detail=row.result["detail"],
+                    forfeits=[pb.Forfeit(**f) for f in row.result.get("forfeits", [])],
+                )
+            )
+        return info
+
+    async def WatchMatch(
+        self,
+        request: pb.WatchMatchRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> AsyncIterator[pb.SpectatorMessage]:
+        match = self.referee.matches.get(request.match_id)
+        if match is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no live match {request.match_id}")
+        if match.status != "running":
+            yield pb.SpectatorMessage(finished=match.info())
+            return
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        match.spectators.append(queue)
+        try:
+            while (message := await queue.get()) is not None:
+                yield message
+        finally:
+            match.spectators.remove(queue)
+
+
+async def start_server(referee: Referee, address: str) -> tuple[grpc.aio.Server, int]:
+    """Start serving on ``address`` (``host:port``; port 0 picks a free one)."""
+    config = referee.config
+    server = grpc.aio.server(
+        options=[
+            ("grpc.max_receive_message_length", config.max_message_bytes),
+            ("grpc.max_send_message_length", 16 << 20),
+            ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.http2.min_ping_interval_without_data_ms", 5000),
+        ]
+    )
+    pb_grpc.add_BotServiceServicer_to_server(BotService(referee), server)
+    pb_grpc.add_ArenaServiceServicer_to_server(ArenaService(referee), server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names = (
+        pb.DESCRIPTOR.services_by_name["BotService"].full_name,
+        pb.DESCRIPTOR.services_by_name["ArenaService"].full_name,
+        health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+        reflection.SERVICE_NAME,
+    )
+    reflection.enable_server_reflection(names, server)
+    port = server.add_insecure_port(address)
+    await server.start()
+    for name in ("", *names[:2]):
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return server, port
+
+
+async def serve(
+    address: str, store: Store, config: RefereeConfig, ready: asyncio.Event | None = None
+) -> None:
+    """Run until cancelled (SIGINT/SIGTERM via the CLI), then shut down gracefully."""
+    referee = Referee(store, config)
+    server, port = await start_server(referee, address)
+    log.info("referee listening on port %d", port)
+    print(f"referee listening on {address.rsplit(':', 1)[0]}:{port}", flush=True)
+    if ready is not None:
+        ready.set()
+    try:
+        await server.wait_for_termination()
+    finally:
+        await referee.shutdown(grace_s=5.0)
+        await server.stop(grace=2.0)

@@ -1,0 +1,284 @@
+"""The Python bot SDK: subclass :class:`Bot`, implement a decide method, call run_bot().
+
+A minimal bot::
+
+    import random
+    from arena.sdk import Bot, run_bot
+
+    class Random(Bot):
+        def decide_stratego(self, observation, decision):
+            if decision.kind == "move":
+                src, dst = random.choice(decision.options["moves"])
+                return {"type": "move", "from": src, "to": dst}
+            return self.default_setup(decision)
+
+    run_bot(Random, referee="localhost:50051", token="...")
+
+The observation and the decision are exactly what an in-process bot gets (see
+docs/risk.md and docs/stratego.md). One connection plays many matches at once, each with
+its own Bot instance; decisions run in worker threads so a slow one does not hold up the
+others. The SDK reconnects with backoff and resumes its seats.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+from arena.engine.core import Decision
+from arena.referee.codec import action_to_proto, from_struct, observation_from_proto
+from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
+
+log = logging.getLogger("arena.sdk")
+FATAL = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
+
+
+@dataclass
+class MatchContext:
+    """What a bot knows about its match when it starts."""
+
+    match_id: str
+    game: str
+    seat: int
+    players: list[str]
+    variants: list[str] = field(default_factory=list)
+    options: dict[str, str] = field(default_factory=dict)
+
+
+class Bot:
+    """One instance per match. Implement ``decide_<game>`` (or ``decide`` for any game)."""
+
+    def __init__(self, match: MatchContext) -> None:
+        self.match = match
+
+    def decide(self, observation: dict[str, Any], decision: Decision) -> dict[str, Any]:
+        method = getattr(self, f"decide_{self.match.game}", None)
+        if method is None:
+            raise NotImplementedError(f"{type(self).__name__} has no decide_{self.match.game}")
+        return method(observation, decision)
+
+    @staticmethod
+    def default_setup(decision: Decision) -> dict[str, Any]:
+        """A Stratego setup: the army in a random order over the setup squares."""
+        squares = list(decision.options["squares"])
+        random.shuffle(squares)
+        army = [name for name, n in decision.options["army"].items() for _ in range(n)]
+        return {"type": "setup", "placement": dict(zip(map(str, squares), army, strict=False))}
+
+
+class FatalError(RuntimeError):
+    """The referee refused this bot for good (a wrong or revoked token)."""
+
+
+def _territory_indices(
+    game: str, action: dict[str, Any], observation: dict[str, Any]
+) -> dict[str, Any]:
+    """Risk actions may name territories; the wire carries their indices."""
+    if game != "risk":
+        return action
+    from arena.games.risk.map import load_map
+
+    game_map = load_map(observation["map"])
+
+    def index(ref: Any) -> Any:
+        return game_map.territory(ref) if isinstance(ref, str) else ref
+
+    out = dict(action)
+    for key in ("territory", "from", "to", "bonus", "neutral"):
+        if key in out and out[key] is not None:
+            out[key] = index(out[key])
+    if isinstance(out.get("armies"), dict):
+        out["armies"] = {index(t): n for t, n in out["armies"].items()}
+    return out
+
+
+class _Session:
+    """One connection to one referee."""
+
+    def __init__(self, factory: Callable[[MatchContext], Any], token: str, max_matches: int):
+        self.factory = factory
+        self.token = token
+        self.max_matches = max_matches
+        self.outbox: asyncio.Queue[pb.BotMessage | None] = asyncio.Queue()
+        self.bots: dict[tuple[str, int], Any] = {}
+        self.contexts: dict[tuple[str, int], MatchContext] = {}
+        self.finished = 0
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def _requests(self):  # the stream of messages to the referee
+        yield pb.BotMessage(
+            hello=pb.Hello(
+                token=self.token, client="arena-sdk-python/0.1", max_matches=self.max_matches
+            )
+        )
+        while (message := await self.outbox.get()) is not None:
+            yield message
+
+    async def run(self, channel: grpc.aio.Channel, stop_after: int | None) -> None:
+        stub = pb_grpc.BotServiceStub(channel)
+        call = stub.Connect(self._requests())
+        async for message in call:
+            kind = message.WhichOneof("kind")
+            if kind == "welcome":
+                log.info(
+                    "connected as %s (version %d)",
+                    message.welcome.bot_name,
+                    message.welcome.version,
+                )
+            elif kind == "match_started":
+                self._start(message.match_started)
+            elif kind == "decision":
+                task = asyncio.create_task(self._decide(message.decision))
+                self.tasks.add(task)  # keep a reference until it is done
+                task.add_done_callback(self.tasks.discard)
+            elif kind == "rejected":
+                r = message.rejected
+                log.warning(
+                    "match %s: action rejected: %s (allowed: %s; strikes %d)",
+                    r.match_id,
+                    r.reason,
+                    r.allowed or "-",
+                    r.strikes,
+                )
+            elif kind == "match_ended":
+                ended = message.match_ended
+                self.bots.pop((ended.match_id, ended.seat), None)
+                self.contexts.pop((ended.match_id, ended.seat), None)
+                self.finished += 1
+                log.info(
+                    "match %s ended: %s %s",
+                    ended.match_id,
+                    ended.result.reason,
+                    list(ended.result.places),
+                )
+                if stop_after is not None and self.finished >= stop_after:
+                    self.outbox.put_nowait(None)
+                    call.cancel()
+                    return
+
+    def _start(self, started: pb.MatchStarted) -> None:
+        key = (started.match_id, started.seat)
+        if key in self.bots:  # a resumed seat keeps its bot
+            return
+        context = MatchContext(
+            started.match_id,
+            started.game,
+            started.seat,
+            list(started.players),
+            list(started.variants),
+            dict(started.options),
+        )
+        self.contexts[key] = context
+        self.bots[key] = self.factory(context)
+
+    async def _decide(self, request: pb.DecisionRequest) -> None:
+        key = (request.match_id, request.seat)
+        bot = self.bots.get(key)
+        context = self.contexts.get(key)
+        if bot is None or context is None:
+            log.warning("decision for unknown match %s seat %d", request.match_id, request.seat)
+            return
+        observation = observation_from_proto(request.observation)
+        options = from_struct(request.options)
+        decision = Decision(request.seat, request.kind, lambda: options)
+        try:
+            action = await asyncio.to_thread(bot.decide, observation, decision)
+            message = action_to_proto(
+                context.game, _territory_indices(context.game, action, observation)
+            )
+        except Exception:
+            log.exception("match %s: the bot failed to decide %s", request.match_id, request.kind)
+            return  # the referee's deadline will play the default
+        self.outbox.put_nowait(
+            pb.BotMessage(
+                action=pb.ActionReply(
+                    match_id=request.match_id, request_id=request.request_id, action=message
+                )
+            )
+        )
+
+
+async def run_bot_async(
+    factory: Callable[[MatchContext], Any],
+    referee: str | Sequence[str],
+    token: str,
+    *,
+    max_matches: int = 16,
+    reconnect: bool = True,
+    stop_after: int | None = None,
+    max_backoff_s: float = 30.0,
+) -> None:
+    """Connect to each referee address and play until stopped (or ``stop_after`` matches
+    per referee). Reconnects with exponential backoff; a refused token is fatal."""
+    addresses = [referee] if isinstance(referee, str) else list(referee)
+    await asyncio.gather(
+        *(
+            _one_referee(factory, address, token, max_matches, reconnect, stop_after, max_backoff_s)
+            for address in addresses
+        )
+    )
+
+
+async def _one_referee(
+    factory: Callable[[MatchContext], Any],
+    address: str,
+    token: str,
+    max_matches: int,
+    reconnect: bool,
+    stop_after: int | None,
+    max_backoff_s: float,
+) -> None:
+    backoff = 0.2
+    played = 0
+    while True:
+        session = _Session(factory, token, max_matches)
+        left = None if stop_after is None else stop_after - played
+        try:
+            async with grpc.aio.insecure_channel(address) as channel:
+                await session.run(channel, left)
+            played += session.finished
+            if stop_after is not None and played >= stop_after:
+                return
+            backoff = 0.2
+        except grpc.aio.AioRpcError as exc:
+            played += session.finished
+            if exc.code() in FATAL:
+                raise FatalError(f"{address}: {exc.details()}") from None
+            if (
+                exc.code() == grpc.StatusCode.CANCELLED
+                and stop_after is not None
+                and played >= stop_after
+            ):
+                return
+            log.warning(
+                "%s: connection lost (%s: %s); retrying in %.1fs",
+                address,
+                exc.code().name,
+                exc.details(),
+                backoff,
+            )
+        if not reconnect:
+            return
+        await asyncio.sleep(backoff * (0.5 + random.random()))
+        backoff = min(max_backoff_s, backoff * 2)
+
+
+def run_bot(
+    bot: type[Bot] | Callable[[MatchContext], Any],
+    referee: str | Sequence[str],
+    token: str,
+    **kwargs: Any,
+) -> None:
+    """Play as ``bot`` (a Bot subclass, or a factory of objects with ``decide``)."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    asyncio.run(run_bot_async(bot, referee, token, **kwargs))
+
+
+__all__ = ["Bot", "FatalError", "MatchContext", "run_bot", "run_bot_async"]
