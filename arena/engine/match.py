@@ -21,43 +21,80 @@ class Player(Protocol):
         ...
 
 
-class LazyObservation(Mapping[str, Any]):
+class LazyObservation(dict[str, Any]):
     """A player's observation, built only if the bot reads it.
 
-    Valid while ``decide`` runs: afterwards the state moves on, so reading an observation
-    that was never read during ``decide`` raises (copy it with ``dict(obs)`` to keep it).
+    It is a dict that fills itself on first access: after that, reads are plain dict
+    reads. Valid while ``decide`` runs: afterwards the state moves on, so an
+    observation never read during ``decide`` raises when read later (keep a copy with
+    ``dict(obs)`` if you need one).
     """
 
-    __slots__ = ("_data", "_seat", "_state")
+    __slots__ = ("_seat", "_state")
 
-    def __init__(self, state: State, seat: int) -> None:
+    def __init__(self, state: State, seat: int) -> None:  # the dict starts empty
         self._state: State | None = state
         self._seat = seat
-        self._data: dict[str, Any] | None = None
 
-    def _load(self) -> dict[str, Any]:
-        if self._data is None:
-            if self._state is None:
-                raise RuntimeError(
-                    "observation read after decide() returned; keep a copy with dict(obs)"
-                )
-            self._data = self._state.observation(self._seat)
-        return self._data
+    def _load(self) -> None:
+        if self._state is not None:
+            if not dict.__len__(self):
+                self.update(self._state.observation(self._seat))
+        elif not dict.__len__(self):
+            raise RuntimeError(
+                "observation read after decide() returned; keep a copy with dict(obs)"
+            )
 
     def expire(self) -> None:
         self._state = None
 
-    def __getitem__(self, key: str) -> Any:
-        return (self._data or self._load())[key]
+    def __missing__(self, key: str) -> Any:
+        if dict.__len__(self):
+            raise KeyError(key)
+        self._load()
+        return dict.__getitem__(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._load()
+        return dict.get(self, key, default)
+
+    def __contains__(self, key: object) -> bool:
+        self._load()
+        return dict.__contains__(self, key)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._load())
+        self._load()
+        return dict.__iter__(self)
 
     def __len__(self) -> int:
-        return len(self._load())
+        self._load()
+        return dict.__len__(self)
+
+    def keys(self) -> Any:
+        self._load()
+        return dict.keys(self)
+
+    def values(self) -> Any:
+        self._load()
+        return dict.values(self)
+
+    def items(self) -> Any:
+        self._load()
+        return dict.items(self)
+
+    def copy(self) -> dict[str, Any]:
+        self._load()
+        return dict(dict.items(self))
+
+    def __eq__(self, other: object) -> bool:
+        self._load()
+        return dict.__eq__(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"LazyObservation({self._data if self._data is not None else '...'})"
+        loaded = dict.__len__(self)
+        return f"LazyObservation({dict.__repr__(self) if loaded else '...'})"
 
 
 class BotError(RuntimeError):

@@ -387,7 +387,7 @@ class RiskState(State):
             "alive": self.alive[:],
             "eliminated": self.eliminated[:],
             "hand": sorted(self.hands[player]),
-            "hand_sizes": [len(h) for h in self.hands],
+            "hand_sizes": list(map(len, self.hands)),
             "discard": self.discard[:],
             "draw_pile_size": len(self.draw_pile),
             "sets_traded": self.sets_traded,
@@ -481,6 +481,8 @@ class RiskState(State):
 
     def _territory(self, action: Action, key: str) -> int:
         ref = action.get(key)
+        if type(ref) is int and 0 <= ref < self.map.size:  # the common case, first
+            return ref
         try:
             return self.map.territory(ref)
         except ValueError:
