@@ -124,7 +124,10 @@ def verify(rec: MatchRecord, registry: Any = None) -> int:
         if state.terminal:
             raise ReplayMismatch(i, f"step {i}: the game was already over")
         try:
-            got = _normal(state.apply(seat, action))
+            if isinstance(action, dict) and action.get("type") == "forfeit":
+                got = _normal(state.forfeit(seat))  # the referee removed this seat
+            else:
+                got = _normal(state.apply(seat, action))
         except IllegalAction as exc:
             raise ReplayMismatch(
                 i, f"step {i}: seat {seat}'s action {action!r} is illegal here: {exc}"

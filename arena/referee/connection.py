@@ -45,13 +45,20 @@ class BotConnection:
         self.pending.pop((match_id, request_id), None)
 
     def over_rate(self) -> bool:
-        """True once the bot sends more messages per second than allowed (a flood)."""
+        """True once the bot sends more unsolicited messages per second than allowed.
+
+        Replies to pending decisions are never counted: they are bounded by the
+        referee's own requests. Pings, stale or unknown replies are."""
         now = time.monotonic()
         if now - self._window_start >= 1.0:
             self._window_start = now
             self._window_count = 0
         self._window_count += 1
         return self._window_count > self._max_rate
+
+    def expected(self, reply: pb.ActionReply) -> bool:
+        future = self.pending.get((reply.match_id, reply.request_id))
+        return future is not None and not future.done()
 
     def deliver(self, reply: pb.ActionReply) -> bool:
         future = self.pending.pop((reply.match_id, reply.request_id), None)

@@ -98,9 +98,10 @@ class LiveMatch:
                 elif seat.house is not None:
                     action, events = await self._house_turn(state, seat, decision)
                 else:
-                    action, events = await self._remote_turn(
-                        state, seat_index, decision, config.max_attempts
-                    )
+                    turn = await self._remote_turn(state, seat_index, decision, config.max_attempts)
+                    if turn is None:  # the seat forfeited and that ended the game
+                        continue
+                    action, events = turn
                 self.record.steps.append([seat_index, action, events])
                 self._broadcast(events)
             self.record.result = state.result()
@@ -125,8 +126,7 @@ class LiveMatch:
 
     async def _remote_turn(
         self, state: State, seat_index: int, decision: Decision, max_attempts: int
-    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        seat = self.seats[seat_index]
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
         for attempt in range(1, max_attempts + 1):
             try:
                 action = await self._ask(state, seat_index, decision, attempt)
@@ -145,8 +145,8 @@ class LiveMatch:
                 self._reject(seat_index, decision, exc.reason, exc.allowed or "")
         else:
             self._strike(seat_index, "illegal actions")
-        if seat.forfeit_why and state.terminal:
-            return {"type": "forfeit"}, []
+        if state.terminal:  # a forfeit ended the game (its step is recorded already)
+            return None
         action = state.default_action()
         return action, state.apply(seat_index, action)
 

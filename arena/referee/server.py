@@ -41,7 +41,7 @@ class RefereeConfig:
     grace_s: float = 10.0  # how long a disconnected bot may take to come back
     hello_timeout_s: float = 10.0
     max_message_bytes: int = 1 << 20
-    max_messages_per_s: int = 500
+    max_messages_per_s: int = 200  # unsolicited ones (pings, stale replies): a flood
     open_registration: bool = True
     registration_key: str = ""
     organiser_key: str = ""
@@ -244,7 +244,10 @@ class BotService(pb_grpc.BotServiceServicer):
     ) -> None:
         try:
             async for message in request_iterator:
-                if connection.over_rate():
+                solicited = message.WhichOneof("kind") == "action" and connection.expected(
+                    message.action
+                )
+                if not solicited and connection.over_rate():
                     connection.close(f"flood: more than {connection._max_rate} messages/s")
                     return
                 kind = message.WhichOneof("kind")

@@ -1,0 +1,147 @@
+#!/usr/bin/env node
+// An Arena bot in Node.js: connects out to a referee over gRPC and plays random legal
+// decisions in Risk (every variant) and Stratego. It shows the whole conversation a
+// bot in any language has with the referee; see docs/protocol.md.
+//
+//   node bot.js --referee 127.0.0.1:50051 --token TOKEN [--matches N]
+"use strict";
+
+const path = require("path");
+const grpc = require("@grpc/grpc-js");
+const protoLoader = require("@grpc/proto-loader");
+
+function parseArgs(argv) {
+  const args = { referee: "127.0.0.1:50051", token: "", matches: 0 };
+  for (let i = 2; i < argv.length; i += 2) {
+    const key = argv[i].replace(/^--/, "");
+    if (!(key in args)) throw new Error(`unknown option --${key}`);
+    args[key] = key === "matches" ? Number(argv[i + 1]) : argv[i + 1];
+  }
+  if (!args.token) throw new Error("--token is required (from `arena bot register NAME`)");
+  return args;
+}
+
+// google.protobuf.Struct as decoded by proto-loader -> plain JSON.
+function fromValue(v) {
+  if (v === null || v === undefined) return null;
+  switch (v.kind) {  // the oneof field that is set (proto-loader's `oneofs: true`)
+    case "numberValue": return v.numberValue;
+    case "stringValue": return v.stringValue;
+    case "boolValue": return v.boolValue;
+    case "nullValue": return null;
+    case "structValue": return fromStruct(v.structValue);
+    case "listValue": return (v.listValue.values || []).map(fromValue);
+    default: return null;
+  }
+}
+function fromStruct(s) {
+  const out = {};
+  for (const [k, v] of Object.entries((s && s.fields) || {})) out[k] = fromValue(v);
+  return out;
+}
+
+const pick = (xs) => xs[Math.floor(Math.random() * xs.length)];
+const randint = (lo, hi) => lo + Math.floor(Math.random() * (hi - lo + 1));
+
+function spread(armies, territories) {
+  const placements = {};
+  for (let i = 0; i < armies; i++) {
+    const t = pick(territories);
+    placements[t] = (placements[t] || 0) + 1;
+  }
+  return placements;
+}
+
+function decideRisk(kind, o) {
+  switch (kind) {
+    case "claim": return { type: "claim", territory: pick(o.territories) };
+    case "setup_place": return { type: "place", territory: pick(o.territories) };
+    case "trade":
+      if (o.must_trade || Math.random() < 0.5) return { type: "trade", cards: pick(o.sets) };
+      return { type: "no_trade" };
+    case "reinforce": return { type: "reinforce", placements: spread(o.armies, o.territories) };
+    case "attack": {
+      if (o.attacks.length === 0 || Math.random() < 0.2) return { type: "end_attack" };
+      const a = pick(o.attacks);
+      return { type: "attack", from: a.from, to: a.to, dice: a.max_dice, until: 1 };
+    }
+    case "move_in": return { type: "move_in", armies: randint(o.min, o.max) };
+    case "fortify": return { type: "end_turn" };
+    case "defend": return { type: "defend", dice: o.max_dice };
+    case "headquarters": return { type: "headquarters", territory: pick(o.territories) };
+    case "neutral_place": {
+      const action = { type: "place", placements: spread(o.armies, o.territories) };
+      if (o.neutral) action.neutral = pick(o.neutral_territories);
+      return action;
+    }
+    default: throw new Error(`unknown Risk decision ${kind}`);
+  }
+}
+
+function decideStratego(kind, o) {
+  switch (kind) {
+    case "setup": {
+      const squares = o.squares.slice().sort(() => Math.random() - 0.5);
+      const army = [];
+      for (const [name, n] of Object.entries(o.army)) for (let i = 0; i < n; i++) army.push(name);
+      const placement = {};
+      army.forEach((name, i) => { placement[squares[i]] = name; });
+      return { type: "setup", placement };
+    }
+    case "move": {
+      const [from, to] = pick(o.moves);
+      return { type: "move", from, to };
+    }
+    case "rescue": return { type: "no_rescue" };
+    default: throw new Error(`unknown Stratego decision ${kind}`);
+  }
+}
+
+function main() {
+  const args = parseArgs(process.argv);
+  const protoDir = path.resolve(__dirname, "..", "..", "proto");
+  const definition = protoLoader.loadSync(path.join(protoDir, "arena", "v1", "arena.proto"), {
+    keepCase: true, longs: Number, enums: String, defaults: false, oneofs: true,
+    includeDirs: [protoDir],
+  });
+  const arena = grpc.loadPackageDefinition(definition).arena.v1;
+  const client = new arena.BotService(args.referee, grpc.credentials.createInsecure());
+  const stream = client.Connect();
+  const games = new Map();  // match id -> game name
+  let finished = 0;
+
+  stream.write({ hello: { token: args.token, client: "arena-node-bot/0.1", max_matches: 16 } });
+  stream.on("data", (message) => {
+    if (message.welcome) {
+      console.log(`connected as ${message.welcome.bot_name} v${message.welcome.version}`);
+    } else if (message.match_started) {
+      games.set(message.match_started.match_id, message.match_started.game);
+    } else if (message.decision) {
+      const d = message.decision;
+      const game = games.get(d.match_id);
+      const options = fromStruct(d.options);
+      const action = game === "risk" ? { risk: decideRisk(d.kind, options) }
+        : { stratego: decideStratego(d.kind, options) };
+      stream.write({ action: { match_id: d.match_id, request_id: d.request_id, action } });
+    } else if (message.rejected) {
+      console.error(`rejected: ${message.rejected.reason}`);
+    } else if (message.match_ended) {
+      const r = message.match_ended.result;
+      console.log(`match ${message.match_ended.match_id} ended: ${r.reason} ${JSON.stringify(r.places)}`);
+      games.delete(message.match_ended.match_id);
+      finished += 1;
+      if (args.matches && finished >= args.matches) {
+        stream.end();
+        client.close();
+      }
+    }
+  });
+  stream.on("error", (err) => {
+    if (err.code === grpc.status.CANCELLED) return;
+    console.error(`referee: ${err.details || err.message}`);
+    process.exitCode = 1;
+  });
+  stream.on("end", () => client.close());
+}
+
+main();

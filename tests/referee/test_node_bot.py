@@ -1,0 +1,126 @@
+"""The Node.js example bot (bots/node, @grpc/grpc-js from npm) plays whole games against
+Python bots, every one a separate process, through a real referee on loopback."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+
+from arena.engine.replay import from_json, verify
+from arena.plugins import load_registry
+from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
+
+ROOT = Path(__file__).resolve().parents[2]
+NODE_BOT = ROOT / "bots" / "node" / "bot.js"
+
+
+def _start(args: list[str], log: Path) -> subprocess.Popen[bytes]:
+    """A child process whose output goes to a file (a pipe nobody reads would fill up)."""
+    with log.open("ab") as out:
+        return subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT)
+
+
+@pytest.fixture(scope="module")
+def referee(tmp_path_factory):
+    work = tmp_path_factory.mktemp("node")
+    log = work / "referee.log"
+    proc = _start(
+        [
+            sys.executable,
+            "-m",
+            "arena.cli",
+            "referee",
+            "--port",
+            "0",
+            "--db",
+            str(work / "arena.db"),
+            "--decision-ms",
+            "3000",
+            "--grace",
+            "2",
+        ],
+        log,
+    )
+    deadline = time.monotonic() + 20
+    match = None
+    while match is None and time.monotonic() < deadline and proc.poll() is None:
+        match = re.search(r"listening on ([\d.]+:\d+)", log.read_text())
+        time.sleep(0.05)
+    assert match, f"referee did not start: {log.read_text()!r}"
+    address = match.group(1)
+    channel = grpc.insecure_channel(address)
+    stub = pb_grpc.ArenaServiceStub(channel)
+    children: list[subprocess.Popen[bytes]] = []
+    yield address, stub, children, work
+    for child in [*children, proc]:
+        child.kill()
+        child.wait(timeout=10)
+    channel.close()
+
+
+def _register(stub, name: str) -> str:
+    return stub.RegisterBot(pb.RegisterBotRequest(name=name), timeout=10).token
+
+
+def test_node_is_installed_by_the_test_command():
+    assert shutil.which("node"), "node is needed (the README's test command installs the deps)"
+    assert (ROOT / "bots" / "node" / "node_modules" / "@grpc" / "grpc-js").is_dir()
+
+
+@pytest.mark.parametrize(
+    ("game", "variants", "options", "others"),
+    [
+        ("risk", [], {}, ["aggressive", "random"]),
+        ("risk", ["capital"], {"defender-dice": "choose"}, ["defensive", "aggressive", "random"]),
+        ("stratego", ["isf"], {}, ["heuristic"]),
+    ],
+)
+def test_node_bot_plays_a_whole_game_against_python_bot_processes(
+    referee, game, variants, options, others
+):
+    address, stub, children, work = referee
+    node_name = f"node-{game}-{len(others)}"
+    token = _register(stub, node_name)
+    node = ["node", str(NODE_BOT), "--referee", address, "--token", token, "--matches", "1"]
+    children.append(_start(node, work / f"{node_name}.log"))
+    players = [node_name]
+    for i, bot in enumerate(others):
+        name = f"py-{bot}-{game}-{i}-{len(others)}"
+        token = _register(stub, name)
+        command = [
+            sys.executable,
+            "-m",
+            "arena.cli",
+            "bot",
+            "run",
+            bot,
+            "--referee",
+            address,
+            "--token",
+            token,
+            "--matches",
+            "1",
+        ]
+        children.append(_start(command, work / f"{name}.log"))
+        players.append(name)
+    request = pb.RunMatchRequest(
+        game=game, variants=variants, options=options, players=players, seed=3, wait=True
+    )
+    info = stub.RunMatch(request, timeout=240).match
+    assert info.status == "finished"
+    assert not info.result.forfeits, [f"{f.seat}: {f.why}" for f in info.result.forfeits]
+    assert info.result.reason in ("victory", "turn_limit")
+    rec = from_json(json.loads(info.replay_json))
+    assert rec.players[0].startswith(node_name)
+    assert verify(rec, load_registry()) == len(rec.steps)
+    # the Node bot really decided: its seat has steps of its own in the replay
+    assert sum(1 for step in rec.steps if step[0] == 0) > 10
