@@ -80,6 +80,62 @@ def _summary(rec: MatchRecord) -> str:
     return "\n".join(lines)
 
 
+REMOTE = "remote:"
+
+
+def _play_with_remote_bots(
+    args: argparse.Namespace, names: list[str], options: dict[str, str | None]
+) -> MatchRecord:
+    """Start a referee here, wait for the remote bots to connect, play, and stop."""
+    import asyncio
+    import tempfile
+
+    from arena.referee.server import Referee, RefereeConfig, start_server
+    from arena.store import Store
+    from arena.v1 import arena_pb2 as pb
+
+    async def play() -> MatchRecord:
+        with tempfile.TemporaryDirectory() as tmp:
+            referee = Referee(Store(f"{tmp}/play.db"), RefereeConfig(decision_ms=args.decision_ms))
+            server, port = await start_server(referee, f"127.0.0.1:{args.port}")
+            try:
+                players = []
+                for name in names:
+                    if not name.startswith(REMOTE):
+                        players.append(f"house:{name}")
+                        continue
+                    bot, token = referee.store.register_bot(name[len(REMOTE) :])
+                    print(
+                        f"waiting for {bot.name}: run it with --referee 127.0.0.1:{port} "
+                        f"--token {token}",
+                        flush=True,
+                    )
+                    if await referee.wait_for_bot(bot.id, args.wait) is None:
+                        raise ValueError(f"{bot.name} did not connect within {args.wait:.0f} s")
+                    players.append(bot.name)
+                match = referee.create_match(
+                    pb.RunMatchRequest(
+                        game=args.game,
+                        variants=args.variant,
+                        players=players,
+                        seed=args.seed,
+                        options={k: "on" if v is None else v for k, v in options.items()},
+                    )
+                )
+                await match.done.wait()
+                match.record.players = names
+                match.record.final_state = match.state
+                return match.record
+            finally:
+                await referee.shutdown(grace_s=1)
+                await server.stop(grace=1)
+
+    rec = asyncio.run(play())
+    if rec.result is None:
+        raise ValueError("the match was aborted")
+    return rec
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     from arena.engine import replay
     from arena.plugins import load_registry
@@ -87,12 +143,15 @@ def cmd_play(args: argparse.Namespace) -> int:
     registry = load_registry()
     game = registry.game(args.game)
     names = [n.strip() for n in args.players.split(",") if n.strip()]
-    specs = [registry.bot(args.game, name) for name in names]
     variants = registry.resolve_variants(args.game, args.variant)
     options = _parse_options(args.option)
     registry.check_options(args.game, options, variants)
-    players = [spec.factory(seat, args.seed * 1000 + seat) for seat, spec in enumerate(specs)]
-    rec = play_match(game, players, args.seed, options, variants, names=names)
+    if any(name.startswith(REMOTE) for name in names):
+        rec = _play_with_remote_bots(args, names, options)
+    else:
+        specs = [registry.bot(args.game, name) for name in names]
+        players = [spec.factory(seat, args.seed * 1000 + seat) for seat, spec in enumerate(specs)]
+        rec = play_match(game, players, args.seed, options, variants, names=names)
     print(_summary(rec))
     if args.board:
         picture = game.render(rec.final_state)
@@ -222,28 +281,11 @@ def cmd_bot_register(args: argparse.Namespace) -> int:
 
 def cmd_bot_run(args: argparse.Namespace) -> int:
     """Run a built-in bot as its own process against a referee."""
-    from arena.plugins import load_registry
     from arena.sdk import run_bot
-
-    registry = load_registry()
-    specs = {
-        game: registry.bots[(game, args.name)] for game, name in registry.bots if name == args.name
-    }
-    if not specs:
-        raise ValueError(f"no built-in bot named {args.name!r}")
-
-    class Adapter:
-        def __init__(self, match: Any) -> None:
-            spec = specs.get(match.game)
-            if spec is None:
-                raise ValueError(f"{args.name} does not play {match.game}")
-            self.inner = spec.factory(match.seat, hash((match.match_id, match.seat)) % 2**31)
-
-        def decide(self, observation: Any, decision: Any) -> Any:
-            return self.inner.decide(observation, decision)
+    from arena.sdk.house import house_factory
 
     run_bot(
-        Adapter,
+        house_factory(args.name),
         args.referee.split(","),
         args.token,
         max_matches=args.max_matches,
@@ -296,6 +338,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     play.add_argument("--seed", type=int, default=0, help="the match seed (default 0)")
     play.add_argument("--board", action="store_true", help="print the final position")
+    play.add_argument(
+        "--port",
+        type=int,
+        default=50051,
+        help="with remote:NAME players: the port of the referee started here",
+    )
+    play.add_argument(
+        "--wait",
+        type=float,
+        default=300.0,
+        help="with remote:NAME players: seconds to wait for them to connect",
+    )
+    play.add_argument(
+        "--decision-ms",
+        type=int,
+        default=5000,
+        help="with remote:NAME players: the per-decision deadline",
+    )
     play.add_argument("--replay", help="write the replay to this file (.gz compresses)")
     play.add_argument(
         "--option",

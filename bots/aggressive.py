@@ -85,3 +85,9 @@ class AggressiveRiskBot:
         if action is not None:
             return action
         raise ValueError(f"aggressive bot: unknown decision {kind!r}")
+
+
+if __name__ == "__main__":  # python -m bots.aggressive --referee HOST:PORT --token T
+    from arena.sdk.house import main
+
+    main("aggressive")

@@ -62,3 +62,9 @@ class BlitzRiskBot:
         if action is not None:
             return action
         raise ValueError(f"blitz bot: unknown decision {kind!r}")
+
+
+if __name__ == "__main__":  # python -m bots.blitz --referee HOST:PORT --token T
+    from arena.sdk.house import main
+
+    main("blitz")

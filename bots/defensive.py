@@ -126,3 +126,9 @@ class DefensiveRiskBot:
         if action is not None:
             return action
         raise ValueError(f"defensive bot: unknown decision {kind!r}")
+
+
+if __name__ == "__main__":  # python -m bots.defensive --referee HOST:PORT --token T
+    from arena.sdk.house import main
+
+    main("defensive")

@@ -93,3 +93,9 @@ class RandomStrategoBot:
                 "square": rng.choice(opts["squares"]),
             }
         raise ValueError(f"random bot: unknown decision {kind!r}")
+
+
+if __name__ == "__main__":  # python -m bots.random_bot --referee HOST:PORT --token T
+    from arena.sdk.house import main
+
+    main("random")

@@ -113,3 +113,9 @@ class HeuristicStrategoBot:
                 elif mine == SCOUT or mine <= RANK_OF["sergeant"] + 1:
                     score += 3  # cheap pieces go and find out
         return score
+
+
+if __name__ == "__main__":  # python -m bots.stratego_heuristic --referee HOST:PORT --token T
+    from arena.sdk.house import main
+
+    main("heuristic")

@@ -1,0 +1,58 @@
+"""Run a built-in (house) bot as its own process against a referee.
+
+``arena bot run NAME --referee HOST:PORT --token T`` and ``python -m bots.NAME ...`` both
+land here: the bot registered under NAME for the match's game plays it remotely, with
+exactly the code it runs in-process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import zlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from arena.plugins import load_registry
+from arena.sdk import MatchContext, run_bot
+
+
+def house_factory(name: str) -> Callable[[MatchContext], Any]:
+    """A factory of per-match players for the built-in bot ``name`` (any game it plays)."""
+    registry = load_registry()
+    specs = {game: spec for (game, bot), spec in registry.bots.items() if bot == name}
+    if not specs:
+        known = sorted({bot for _, bot in registry.bots})
+        raise ValueError(f"no built-in bot named {name!r}; known: {', '.join(known)}")
+
+    class HouseBot:
+        def __init__(self, match: MatchContext) -> None:
+            spec = specs.get(match.game)
+            if spec is None:
+                raise ValueError(f"bot {name} does not play {match.game}")
+            seed = zlib.crc32(f"{match.match_id}/{match.seat}".encode())
+            self.inner = spec.factory(match.seat, seed)
+
+        def decide(self, observation: Any, decision: Any) -> Any:
+            return self.inner.decide(observation, decision)
+
+    return HouseBot
+
+
+def main(name: str, argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog=f"python -m bots.{name}", description=f"run the {name} bot against a referee"
+    )
+    parser.add_argument(
+        "--referee", default="127.0.0.1:50051", help="HOST:PORT, or several separated by commas"
+    )
+    parser.add_argument("--token", required=True, help="from `arena bot register NAME`")
+    parser.add_argument("--max-matches", type=int, default=16)
+    parser.add_argument("--matches", type=int, default=None, help="stop after this many")
+    args = parser.parse_args(argv)
+    run_bot(
+        house_factory(name),
+        args.referee.split(","),
+        args.token,
+        max_matches=args.max_matches,
+        stop_after=args.matches,
+    )
