@@ -9,9 +9,8 @@ a ``google.protobuf.Struct``.
 
 from __future__ import annotations
 
+import json
 from typing import Any
-
-from google.protobuf import json_format, struct_pb2
 
 from arena.v1 import arena_pb2 as pb
 
@@ -58,36 +57,19 @@ class CodecError(ValueError):
     """A message that does not fit its game's form (malformed, or the wrong game)."""
 
 
-# --- plain JSON <-> Struct -------------------------------------------------------------
+# --- JSON text --------------------------------------------------------------------------
 
 
-def to_struct(value: dict[str, Any]) -> struct_pb2.Struct:
-    struct = struct_pb2.Struct()
-    struct.update(_jsonable(value))
-    return struct
+def to_json_text(value: Any) -> str:
+    """Compact JSON text (what options, events and third-party messages travel as)."""
+    return json.dumps(value, separators=(",", ":"))
 
 
-def from_struct(struct: struct_pb2.Struct) -> dict[str, Any]:
-    """A Struct as plain JSON, with whole numbers back to ints (Struct keeps doubles)."""
-    return _whole(json_format.MessageToDict(struct))
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    return value
-
-
-def _whole(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _whole(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_whole(v) for v in value]
-    return value
+def from_json_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise CodecError(f"not valid JSON: {exc}") from None
 
 
 # --- observations ------------------------------------------------------------------------
@@ -98,7 +80,7 @@ def observation_to_proto(game: str, obs: dict[str, Any]) -> pb.Observation:
         return pb.Observation(risk=_risk_observation(obs))
     if game == "stratego":
         return pb.Observation(stratego=_stratego_observation(obs))
-    return pb.Observation(other=to_struct(obs))
+    return pb.Observation(other_json=to_json_text(obs))
 
 
 def observation_from_proto(message: pb.Observation) -> dict[str, Any]:
@@ -107,8 +89,8 @@ def observation_from_proto(message: pb.Observation) -> dict[str, Any]:
         return _risk_observation_dict(message.risk)
     if which == "stratego":
         return _stratego_observation_dict(message.stratego)
-    if which == "other":
-        return from_struct(message.other)
+    if which == "other_json":
+        return from_json_text(message.other_json)
     raise CodecError("an observation with no game")
 
 
@@ -132,12 +114,12 @@ def _risk_observation(obs: dict[str, Any]) -> pb.RiskObservation:
 def _put_extra(msg: Any, obs: dict[str, Any], typed: set[str]) -> None:
     extra = {k: v for k, v in obs.items() if k not in typed}
     if extra:
-        msg.extra.CopyFrom(to_struct(extra))
+        msg.extra_json = to_json_text(extra)
 
 
 def _get_extra(msg: Any, obs: dict[str, Any]) -> dict[str, Any]:
-    if msg.HasField("extra"):
-        obs.update(from_struct(msg.extra))
+    if msg.extra_json:
+        obs.update(from_json_text(msg.extra_json))
     return obs
 
 
@@ -242,17 +224,20 @@ def action_to_proto(game: str, action: dict[str, Any]) -> pb.Action:
             return pb.Action(stratego=_stratego_action(action))
     except (TypeError, ValueError) as exc:
         raise CodecError(f"cannot send {action!r} as a {game} action: {exc}") from None
-    return pb.Action(other=to_struct(action))
+    return pb.Action(other_json=to_json_text(action))
 
 
 def action_from_proto(game: str, message: pb.Action) -> dict[str, Any]:
     """The action dict ``State.apply`` takes, from a bot's message."""
     which = message.WhichOneof("game")
-    if which == "other":
-        return from_struct(message.other)
+    if which == "other_json":
+        action = from_json_text(message.other_json)
+        if not isinstance(action, dict):
+            raise CodecError("an action must be a JSON object")
+        return action
     if which is None:
         raise CodecError(f"an empty action in a {game} match: set the {game} field")
-    if which != game:
+    if which != game or game not in ("risk", "stratego"):
         raise CodecError(f"a {which} action in a {game} match")
     if which == "risk":
         return _risk_action_dict(message.risk)

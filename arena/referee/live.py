@@ -20,7 +20,12 @@ from typing import TYPE_CHECKING, Any
 from arena.engine.core import Decision, Game, IllegalAction, Result, State
 from arena.engine.match import LazyObservation, MatchRecord
 from arena.engine.replay import to_json as replay_to_json
-from arena.referee.codec import CodecError, action_from_proto, observation_to_proto, to_struct
+from arena.referee.codec import (
+    CodecError,
+    action_from_proto,
+    observation_to_proto,
+    to_json_text,
+)
 from arena.referee.connection import ConnectionLost
 from arena.v1 import arena_pb2 as pb
 
@@ -63,6 +68,8 @@ class LiveMatch:
     done: asyncio.Event = field(default_factory=asyncio.Event)
     spectators: list[asyncio.Queue[Any]] = field(default_factory=list)
     _next_request: int = 0
+    #: per seat index: events not yet sent to that seat's bot (JSON text)
+    _unsent: dict[int, list[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.record = MatchRecord(
@@ -158,7 +165,7 @@ class LiveMatch:
         seat = self.seats[seat_index]
         config = self.referee.config
         observation = observation_to_proto(self.game.name, state.observation(seat_index))
-        options = to_struct(decision.options)
+        options = to_json_text(decision.options)
         loop = asyncio.get_running_loop()
         while True:
             connection = await self.referee.wait_for_bot(seat.bot_id, config.grace_s)
@@ -175,17 +182,19 @@ class LiveMatch:
                         seat=seat_index,
                         kind=decision.kind,
                         observation=observation,
-                        options=options,
+                        options_json=options,
                         deadline_ms=self.decision_ms,
                         time_bank_ms=seat.bank_ms,
                         attempt=attempt,
+                        events_json=self._unsent.pop(seat_index, ()),
                     )
                 )
             )
             started = loop.time()
             budget = (self.decision_ms + seat.bank_ms) / 1000
+            timer = loop.call_later(budget, _expire, future)  # cheaper than wait_for
             try:
-                reply = await asyncio.wait_for(future, timeout=budget)
+                reply = await future
             except TimeoutError:
                 connection.forget(self.match_id, request_id)
                 seat.bank_ms = 0
@@ -193,6 +202,8 @@ class LiveMatch:
             except ConnectionLost:
                 seat.bank_ms = max(0, seat.bank_ms - self._overrun(loop.time() - started))
                 continue  # wait for the bot to come back, then ask again
+            finally:
+                timer.cancel()
             seat.bank_ms = max(0, seat.bank_ms - self._overrun(loop.time() - started))
             return action_from_proto(self.game.name, reply.action)
 
@@ -273,31 +284,38 @@ class LiveMatch:
                 self._announce(index, resumed=True)
 
     def _broadcast(self, events: list[dict[str, Any]]) -> None:
+        """Queue the step's events for each connected seat, as that seat may see them
+        (they travel with its next decision, or its MatchEnded); spectators get them
+        at once. An event every seat sees alike is encoded once."""
         if not events:
             return
+        game = self.game
+        encoded: dict[int, str] = {}
+
+        def text(event: dict[str, Any]) -> str:
+            key = id(event)
+            if key not in encoded:
+                encoded[key] = to_json_text(event)
+            return encoded[key]
+
         for index, seat in enumerate(self.seats):
             if seat.bot_id is None:
                 continue
-            connection = self.referee.connection(seat.bot_id)
-            if connection is None:
-                continue
-            for event in events:
-                shown = self.game.public_event(event, index)
-                if shown is not None:
-                    connection.send(
-                        pb.RefereeMessage(
-                            event=pb.MatchEvent(match_id=self.match_id, event=to_struct(shown))
-                        )
-                    )
-        for queue in self.spectators:
-            for event in events:
-                shown = self.game.public_event(event, None)
-                if shown is not None:
-                    queue.put_nowait(
-                        pb.SpectatorMessage(
-                            event=pb.MatchEvent(match_id=self.match_id, event=to_struct(shown))
-                        )
-                    )
+            shown = [
+                text(e) for event in events if (e := game.public_event(event, index)) is not None
+            ]
+            if shown:
+                self._unsent.setdefault(index, []).extend(shown)
+        if self.spectators:
+            shown = [
+                text(e) for event in events if (e := game.public_event(event, None)) is not None
+            ]
+            if shown:
+                message = pb.SpectatorMessage(
+                    events=pb.MatchEvents(match_id=self.match_id, events_json=shown)
+                )
+                for queue in self.spectators:
+                    queue.put_nowait(message)
 
     def result_message(self) -> pb.Result:
         result = self.record.result
@@ -333,7 +351,12 @@ class LiveMatch:
             if connection is not None:
                 connection.send(
                     pb.RefereeMessage(
-                        match_ended=pb.MatchEnded(match_id=self.match_id, result=result, seat=index)
+                        match_ended=pb.MatchEnded(
+                            match_id=self.match_id,
+                            result=result,
+                            seat=index,
+                            events_json=self._unsent.pop(index, ()),
+                        )
                     )
                 )
         info = self.info()
@@ -342,6 +365,11 @@ class LiveMatch:
             queue.put_nowait(None)
         self.referee.match_finished(self)
         self.done.set()
+
+
+def _expire(future: asyncio.Future[Any]) -> None:
+    if not future.done():
+        future.set_exception(TimeoutError())
 
 
 def house_seat(label: str, factory: Callable[[int, int], Any], seat: int, seed: int) -> Seat:

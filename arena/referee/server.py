@@ -84,6 +84,9 @@ class Referee:
 
     async def wait_for_bot(self, bot_id: str | None, timeout_s: float) -> BotConnection | None:
         """The bot's live connection, waiting up to ``timeout_s`` for it to (re)connect."""
+        connection = self.connection(bot_id)
+        if connection is not None:  # the common case: connected, no waiting
+            return connection
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         async with self._arrivals:

@@ -26,13 +26,14 @@ import asyncio
 import logging
 import random
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
 
 from arena.engine.core import Decision
-from arena.referee.codec import action_to_proto, from_struct, observation_from_proto
+from arena.referee.codec import action_to_proto, from_json_text, observation_from_proto
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -100,68 +101,91 @@ def _territory_indices(
 
 
 class _Session:
-    """One connection to one referee."""
+    """One connection to one referee.
 
-    def __init__(self, factory: Callable[[MatchContext], Any], token: str, max_matches: int):
+    Decisions run in the event loop by default (Python threads give CPU-bound bots no
+    parallelism, and the hand-off costs a round trip's worth of latency); with
+    ``threads`` > 0 they run in a pool, for bots that wait on I/O or release the GIL.
+    """
+
+    def __init__(
+        self, factory: Callable[[MatchContext], Any], token: str, max_matches: int, threads: int
+    ) -> None:
         self.factory = factory
         self.token = token
         self.max_matches = max_matches
-        self.outbox: asyncio.Queue[pb.BotMessage | None] = asyncio.Queue()
         self.bots: dict[tuple[str, int], Any] = {}
         self.contexts: dict[tuple[str, int], MatchContext] = {}
         self.finished = 0
         self.tasks: set[asyncio.Task[None]] = set()
-
-    async def _requests(self):  # the stream of messages to the referee
-        yield pb.BotMessage(
-            hello=pb.Hello(
-                token=self.token, client="arena-sdk-python/0.1", max_matches=self.max_matches
-            )
-        )
-        while (message := await self.outbox.get()) is not None:
-            yield message
+        self.pool = ThreadPoolExecutor(threads) if threads > 0 else None
+        self.write_lock = asyncio.Lock()
 
     async def run(self, channel: grpc.aio.Channel, stop_after: int | None) -> None:
-        stub = pb_grpc.BotServiceStub(channel)
-        call = stub.Connect(self._requests())
-        async for message in call:
-            kind = message.WhichOneof("kind")
-            if kind == "welcome":
-                log.info(
-                    "connected as %s (version %d)",
-                    message.welcome.bot_name,
-                    message.welcome.version,
+        call = pb_grpc.BotServiceStub(channel).Connect()
+        try:
+            await call.write(
+                pb.BotMessage(
+                    hello=pb.Hello(
+                        token=self.token,
+                        client="arena-sdk-python/0.1",
+                        max_matches=self.max_matches,
+                    )
                 )
-            elif kind == "match_started":
-                self._start(message.match_started)
-            elif kind == "decision":
-                task = asyncio.create_task(self._decide(message.decision))
+            )
+            while (message := await call.read()) is not grpc.aio.EOF:
+                if await self._handle(call, message, stop_after):
+                    return
+        finally:
+            call.cancel()
+            if self.pool is not None:
+                self.pool.shutdown(wait=False, cancel_futures=True)
+
+    async def _handle(self, call: Any, message: pb.RefereeMessage, stop_after: int | None) -> bool:
+        """Handle one message; True when the session is done."""
+        kind = message.WhichOneof("kind")
+        if kind == "decision":
+            if self.pool is None:
+                reply = self._decide(message.decision)
+                if reply is not None:
+                    await self._write(call, reply)
+            else:
+                task = asyncio.create_task(self._decide_in_pool(call, message.decision))
                 self.tasks.add(task)  # keep a reference until it is done
                 task.add_done_callback(self.tasks.discard)
-            elif kind == "rejected":
-                r = message.rejected
-                log.warning(
-                    "match %s: action rejected: %s (allowed: %s; strikes %d)",
-                    r.match_id,
-                    r.reason,
-                    r.allowed or "-",
-                    r.strikes,
-                )
-            elif kind == "match_ended":
-                ended = message.match_ended
-                self.bots.pop((ended.match_id, ended.seat), None)
-                self.contexts.pop((ended.match_id, ended.seat), None)
-                self.finished += 1
-                log.info(
-                    "match %s ended: %s %s",
-                    ended.match_id,
-                    ended.result.reason,
-                    list(ended.result.places),
-                )
-                if stop_after is not None and self.finished >= stop_after:
-                    self.outbox.put_nowait(None)
-                    call.cancel()
-                    return
+        elif kind == "welcome":
+            log.info(
+                "connected as %s (version %d)", message.welcome.bot_name, message.welcome.version
+            )
+        elif kind == "match_started":
+            self._start(message.match_started)
+        elif kind == "rejected":
+            r = message.rejected
+            log.warning(
+                "match %s: action rejected: %s (allowed: %s; strikes %d)",
+                r.match_id,
+                r.reason,
+                r.allowed or "-",
+                r.strikes,
+            )
+        elif kind == "match_ended":
+            ended = message.match_ended
+            self.bots.pop((ended.match_id, ended.seat), None)
+            self.contexts.pop((ended.match_id, ended.seat), None)
+            self.finished += 1
+            log.info(
+                "match %s ended: %s %s",
+                ended.match_id,
+                ended.result.reason,
+                list(ended.result.places),
+            )
+            if stop_after is not None and self.finished >= stop_after:
+                return True
+        return False
+
+    async def _write(self, call: Any, message: pb.BotMessage) -> None:
+        async with self.write_lock:  # one write in flight at a time
+            await call.write(message)
 
     def _start(self, started: pb.MatchStarted) -> None:
         key = (started.match_id, started.seat)
@@ -178,31 +202,35 @@ class _Session:
         self.contexts[key] = context
         self.bots[key] = self.factory(context)
 
-    async def _decide(self, request: pb.DecisionRequest) -> None:
+    def _decide(self, request: pb.DecisionRequest) -> pb.BotMessage | None:
         key = (request.match_id, request.seat)
         bot = self.bots.get(key)
         context = self.contexts.get(key)
         if bot is None or context is None:
             log.warning("decision for unknown match %s seat %d", request.match_id, request.seat)
-            return
-        observation = observation_from_proto(request.observation)
-        options = from_struct(request.options)
-        decision = Decision(request.seat, request.kind, lambda: options)
+            return None
         try:
-            action = await asyncio.to_thread(bot.decide, observation, decision)
+            observation = observation_from_proto(request.observation)
+            options = from_json_text(request.options_json)
+            decision = Decision(request.seat, request.kind, lambda: options)
+            action = bot.decide(observation, decision)
             message = action_to_proto(
                 context.game, _territory_indices(context.game, action, observation)
             )
         except Exception:
             log.exception("match %s: the bot failed to decide %s", request.match_id, request.kind)
-            return  # the referee's deadline will play the default
-        self.outbox.put_nowait(
-            pb.BotMessage(
-                action=pb.ActionReply(
-                    match_id=request.match_id, request_id=request.request_id, action=message
-                )
+            return None  # the referee's deadline will play the default
+        return pb.BotMessage(
+            action=pb.ActionReply(
+                match_id=request.match_id, request_id=request.request_id, action=message
             )
         )
+
+    async def _decide_in_pool(self, call: Any, request: pb.DecisionRequest) -> None:
+        loop = asyncio.get_running_loop()
+        reply = await loop.run_in_executor(self.pool, self._decide, request)
+        if reply is not None:
+            await self._write(call, reply)
 
 
 async def run_bot_async(
@@ -214,13 +242,16 @@ async def run_bot_async(
     reconnect: bool = True,
     stop_after: int | None = None,
     max_backoff_s: float = 30.0,
+    threads: int = 0,
 ) -> None:
     """Connect to each referee address and play until stopped (or ``stop_after`` matches
     per referee). Reconnects with exponential backoff; a refused token is fatal."""
     addresses = [referee] if isinstance(referee, str) else list(referee)
     await asyncio.gather(
         *(
-            _one_referee(factory, address, token, max_matches, reconnect, stop_after, max_backoff_s)
+            _one_referee(
+                factory, address, token, max_matches, reconnect, stop_after, max_backoff_s, threads
+            )
             for address in addresses
         )
     )
@@ -234,11 +265,12 @@ async def _one_referee(
     reconnect: bool,
     stop_after: int | None,
     max_backoff_s: float,
+    threads: int,
 ) -> None:
     backoff = 0.2
     played = 0
     while True:
-        session = _Session(factory, token, max_matches)
+        session = _Session(factory, token, max_matches, threads)
         left = None if stop_after is None else stop_after - played
         try:
             async with grpc.aio.insecure_channel(address) as channel:

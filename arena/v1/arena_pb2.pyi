@@ -1,4 +1,3 @@
-from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -44,22 +43,20 @@ class Ping(_message.Message):
     def __init__(self, nonce: _Optional[int] = ...) -> None: ...
 
 class RefereeMessage(_message.Message):
-    __slots__ = ("welcome", "match_started", "decision", "rejected", "event", "match_ended", "pong")
+    __slots__ = ("welcome", "match_started", "decision", "rejected", "match_ended", "pong")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     MATCH_STARTED_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
     REJECTED_FIELD_NUMBER: _ClassVar[int]
-    EVENT_FIELD_NUMBER: _ClassVar[int]
     MATCH_ENDED_FIELD_NUMBER: _ClassVar[int]
     PONG_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     match_started: MatchStarted
     decision: DecisionRequest
     rejected: ActionRejected
-    event: MatchEvent
     match_ended: MatchEnded
     pong: Pong
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., match_started: _Optional[_Union[MatchStarted, _Mapping]] = ..., decision: _Optional[_Union[DecisionRequest, _Mapping]] = ..., rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., event: _Optional[_Union[MatchEvent, _Mapping]] = ..., match_ended: _Optional[_Union[MatchEnded, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ...) -> None: ...
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., match_started: _Optional[_Union[MatchStarted, _Mapping]] = ..., decision: _Optional[_Union[DecisionRequest, _Mapping]] = ..., rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., match_ended: _Optional[_Union[MatchEnded, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ...) -> None: ...
 
 class Welcome(_message.Message):
     __slots__ = ("bot_id", "bot_name", "version", "max_message_bytes")
@@ -103,26 +100,28 @@ class MatchStarted(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., game: _Optional[str] = ..., variants: _Optional[_Iterable[str]] = ..., options: _Optional[_Mapping[str, str]] = ..., seat: _Optional[int] = ..., players: _Optional[_Iterable[str]] = ..., decision_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ..., resumed: _Optional[bool] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
-    __slots__ = ("match_id", "request_id", "seat", "kind", "observation", "options", "deadline_ms", "time_bank_ms", "attempt")
+    __slots__ = ("match_id", "request_id", "seat", "kind", "observation", "options_json", "deadline_ms", "time_bank_ms", "attempt", "events_json")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     OBSERVATION_FIELD_NUMBER: _ClassVar[int]
-    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_JSON_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_MS_FIELD_NUMBER: _ClassVar[int]
     TIME_BANK_MS_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_JSON_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     request_id: int
     seat: int
     kind: str
     observation: Observation
-    options: _struct_pb2.Struct
+    options_json: str
     deadline_ms: int
     time_bank_ms: int
     attempt: int
-    def __init__(self, match_id: _Optional[str] = ..., request_id: _Optional[int] = ..., seat: _Optional[int] = ..., kind: _Optional[str] = ..., observation: _Optional[_Union[Observation, _Mapping]] = ..., options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., deadline_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ..., attempt: _Optional[int] = ...) -> None: ...
+    events_json: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, match_id: _Optional[str] = ..., request_id: _Optional[int] = ..., seat: _Optional[int] = ..., kind: _Optional[str] = ..., observation: _Optional[_Union[Observation, _Mapping]] = ..., options_json: _Optional[str] = ..., deadline_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ..., attempt: _Optional[int] = ..., events_json: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ActionRejected(_message.Message):
     __slots__ = ("match_id", "request_id", "reason", "allowed", "strikes")
@@ -138,23 +137,25 @@ class ActionRejected(_message.Message):
     strikes: int
     def __init__(self, match_id: _Optional[str] = ..., request_id: _Optional[int] = ..., reason: _Optional[str] = ..., allowed: _Optional[str] = ..., strikes: _Optional[int] = ...) -> None: ...
 
-class MatchEvent(_message.Message):
-    __slots__ = ("match_id", "event")
+class MatchEvents(_message.Message):
+    __slots__ = ("match_id", "events_json")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
-    EVENT_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_JSON_FIELD_NUMBER: _ClassVar[int]
     match_id: str
-    event: _struct_pb2.Struct
-    def __init__(self, match_id: _Optional[str] = ..., event: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    events_json: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, match_id: _Optional[str] = ..., events_json: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class MatchEnded(_message.Message):
-    __slots__ = ("match_id", "result", "seat")
+    __slots__ = ("match_id", "result", "seat", "events_json")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_JSON_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     result: Result
     seat: int
-    def __init__(self, match_id: _Optional[str] = ..., result: _Optional[_Union[Result, _Mapping]] = ..., seat: _Optional[int] = ...) -> None: ...
+    events_json: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, match_id: _Optional[str] = ..., result: _Optional[_Union[Result, _Mapping]] = ..., seat: _Optional[int] = ..., events_json: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Pong(_message.Message):
     __slots__ = ("nonce",)
@@ -183,17 +184,17 @@ class Forfeit(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., why: _Optional[str] = ...) -> None: ...
 
 class Observation(_message.Message):
-    __slots__ = ("risk", "stratego", "other")
+    __slots__ = ("risk", "stratego", "other_json")
     RISK_FIELD_NUMBER: _ClassVar[int]
     STRATEGO_FIELD_NUMBER: _ClassVar[int]
-    OTHER_FIELD_NUMBER: _ClassVar[int]
+    OTHER_JSON_FIELD_NUMBER: _ClassVar[int]
     risk: RiskObservation
     stratego: StrategoObservation
-    other: _struct_pb2.Struct
-    def __init__(self, risk: _Optional[_Union[RiskObservation, _Mapping]] = ..., stratego: _Optional[_Union[StrategoObservation, _Mapping]] = ..., other: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    other_json: str
+    def __init__(self, risk: _Optional[_Union[RiskObservation, _Mapping]] = ..., stratego: _Optional[_Union[StrategoObservation, _Mapping]] = ..., other_json: _Optional[str] = ...) -> None: ...
 
 class RiskObservation(_message.Message):
-    __slots__ = ("seat", "num_players", "num_owners", "passive", "map", "phase", "current_player", "turn", "round", "owner", "armies", "alive", "eliminated", "hand", "hand_sizes", "discard", "draw_pile_size", "sets_traded", "setup_armies_left", "reinforcements_left", "conquered_this_turn", "move_in", "attack", "mission", "colours", "headquarters", "headquarters_needed", "extra")
+    __slots__ = ("seat", "num_players", "num_owners", "passive", "map", "phase", "current_player", "turn", "round", "owner", "armies", "alive", "eliminated", "hand", "hand_sizes", "discard", "draw_pile_size", "sets_traded", "setup_armies_left", "reinforcements_left", "conquered_this_turn", "move_in", "attack", "mission", "colours", "headquarters", "headquarters_needed", "extra_json")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     NUM_PLAYERS_FIELD_NUMBER: _ClassVar[int]
     NUM_OWNERS_FIELD_NUMBER: _ClassVar[int]
@@ -221,7 +222,7 @@ class RiskObservation(_message.Message):
     COLOURS_FIELD_NUMBER: _ClassVar[int]
     HEADQUARTERS_FIELD_NUMBER: _ClassVar[int]
     HEADQUARTERS_NEEDED_FIELD_NUMBER: _ClassVar[int]
-    EXTRA_FIELD_NUMBER: _ClassVar[int]
+    EXTRA_JSON_FIELD_NUMBER: _ClassVar[int]
     seat: int
     num_players: int
     num_owners: int
@@ -249,8 +250,8 @@ class RiskObservation(_message.Message):
     colours: _containers.RepeatedScalarFieldContainer[str]
     headquarters: _containers.RepeatedScalarFieldContainer[int]
     headquarters_needed: int
-    extra: _struct_pb2.Struct
-    def __init__(self, seat: _Optional[int] = ..., num_players: _Optional[int] = ..., num_owners: _Optional[int] = ..., passive: _Optional[_Iterable[bool]] = ..., map: _Optional[str] = ..., phase: _Optional[str] = ..., current_player: _Optional[int] = ..., turn: _Optional[int] = ..., round: _Optional[int] = ..., owner: _Optional[_Iterable[int]] = ..., armies: _Optional[_Iterable[int]] = ..., alive: _Optional[_Iterable[bool]] = ..., eliminated: _Optional[_Iterable[int]] = ..., hand: _Optional[_Iterable[int]] = ..., hand_sizes: _Optional[_Iterable[int]] = ..., discard: _Optional[_Iterable[int]] = ..., draw_pile_size: _Optional[int] = ..., sets_traded: _Optional[int] = ..., setup_armies_left: _Optional[_Iterable[int]] = ..., reinforcements_left: _Optional[int] = ..., conquered_this_turn: _Optional[bool] = ..., move_in: _Optional[_Union[RiskMoveIn, _Mapping]] = ..., attack: _Optional[_Union[RiskAttack, _Mapping]] = ..., mission: _Optional[_Union[RiskMission, _Mapping]] = ..., colours: _Optional[_Iterable[str]] = ..., headquarters: _Optional[_Iterable[int]] = ..., headquarters_needed: _Optional[int] = ..., extra: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    extra_json: str
+    def __init__(self, seat: _Optional[int] = ..., num_players: _Optional[int] = ..., num_owners: _Optional[int] = ..., passive: _Optional[_Iterable[bool]] = ..., map: _Optional[str] = ..., phase: _Optional[str] = ..., current_player: _Optional[int] = ..., turn: _Optional[int] = ..., round: _Optional[int] = ..., owner: _Optional[_Iterable[int]] = ..., armies: _Optional[_Iterable[int]] = ..., alive: _Optional[_Iterable[bool]] = ..., eliminated: _Optional[_Iterable[int]] = ..., hand: _Optional[_Iterable[int]] = ..., hand_sizes: _Optional[_Iterable[int]] = ..., discard: _Optional[_Iterable[int]] = ..., draw_pile_size: _Optional[int] = ..., sets_traded: _Optional[int] = ..., setup_armies_left: _Optional[_Iterable[int]] = ..., reinforcements_left: _Optional[int] = ..., conquered_this_turn: _Optional[bool] = ..., move_in: _Optional[_Union[RiskMoveIn, _Mapping]] = ..., attack: _Optional[_Union[RiskAttack, _Mapping]] = ..., mission: _Optional[_Union[RiskMission, _Mapping]] = ..., colours: _Optional[_Iterable[str]] = ..., headquarters: _Optional[_Iterable[int]] = ..., headquarters_needed: _Optional[int] = ..., extra_json: _Optional[str] = ...) -> None: ...
 
 class RiskMoveIn(_message.Message):
     __slots__ = ("to", "min", "max")
@@ -295,7 +296,7 @@ class RiskMission(_message.Message):
     def __init__(self, id: _Optional[str] = ..., text: _Optional[str] = ..., continents: _Optional[_Iterable[str]] = ..., third_continent: _Optional[bool] = ..., occupy: _Optional[int] = ..., min_armies: _Optional[int] = ..., destroy: _Optional[str] = ...) -> None: ...
 
 class StrategoObservation(_message.Message):
-    __slots__ = ("seat", "rules", "phase", "current_player", "ply", "board", "lakes", "captured", "history", "rescues_left", "extra")
+    __slots__ = ("seat", "rules", "phase", "current_player", "ply", "board", "lakes", "captured", "history", "rescues_left", "extra_json")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     RULES_FIELD_NUMBER: _ClassVar[int]
     PHASE_FIELD_NUMBER: _ClassVar[int]
@@ -306,7 +307,7 @@ class StrategoObservation(_message.Message):
     CAPTURED_FIELD_NUMBER: _ClassVar[int]
     HISTORY_FIELD_NUMBER: _ClassVar[int]
     RESCUES_LEFT_FIELD_NUMBER: _ClassVar[int]
-    EXTRA_FIELD_NUMBER: _ClassVar[int]
+    EXTRA_JSON_FIELD_NUMBER: _ClassVar[int]
     seat: int
     rules: str
     phase: str
@@ -317,8 +318,8 @@ class StrategoObservation(_message.Message):
     captured: _containers.RepeatedCompositeFieldContainer[StrategoLost]
     history: _containers.RepeatedCompositeFieldContainer[StrategoMove]
     rescues_left: _containers.RepeatedScalarFieldContainer[int]
-    extra: _struct_pb2.Struct
-    def __init__(self, seat: _Optional[int] = ..., rules: _Optional[str] = ..., phase: _Optional[str] = ..., current_player: _Optional[int] = ..., ply: _Optional[int] = ..., board: _Optional[_Iterable[_Union[StrategoSquare, _Mapping]]] = ..., lakes: _Optional[_Iterable[int]] = ..., captured: _Optional[_Iterable[_Union[StrategoLost, _Mapping]]] = ..., history: _Optional[_Iterable[_Union[StrategoMove, _Mapping]]] = ..., rescues_left: _Optional[_Iterable[int]] = ..., extra: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    extra_json: str
+    def __init__(self, seat: _Optional[int] = ..., rules: _Optional[str] = ..., phase: _Optional[str] = ..., current_player: _Optional[int] = ..., ply: _Optional[int] = ..., board: _Optional[_Iterable[_Union[StrategoSquare, _Mapping]]] = ..., lakes: _Optional[_Iterable[int]] = ..., captured: _Optional[_Iterable[_Union[StrategoLost, _Mapping]]] = ..., history: _Optional[_Iterable[_Union[StrategoMove, _Mapping]]] = ..., rescues_left: _Optional[_Iterable[int]] = ..., extra_json: _Optional[str] = ...) -> None: ...
 
 class StrategoSquare(_message.Message):
     __slots__ = ("occupied", "owner", "rank", "moved", "moved_far", "revealed")
@@ -362,14 +363,14 @@ class StrategoMove(_message.Message):
     def __init__(self, p: _Optional[int] = ..., to: _Optional[int] = ..., attacker: _Optional[str] = ..., defender: _Optional[str] = ..., result: _Optional[str] = ..., rescue: _Optional[str] = ..., square: _Optional[int] = ..., **kwargs) -> None: ...
 
 class Action(_message.Message):
-    __slots__ = ("risk", "stratego", "other")
+    __slots__ = ("risk", "stratego", "other_json")
     RISK_FIELD_NUMBER: _ClassVar[int]
     STRATEGO_FIELD_NUMBER: _ClassVar[int]
-    OTHER_FIELD_NUMBER: _ClassVar[int]
+    OTHER_JSON_FIELD_NUMBER: _ClassVar[int]
     risk: RiskAction
     stratego: StrategoAction
-    other: _struct_pb2.Struct
-    def __init__(self, risk: _Optional[_Union[RiskAction, _Mapping]] = ..., stratego: _Optional[_Union[StrategoAction, _Mapping]] = ..., other: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
+    other_json: str
+    def __init__(self, risk: _Optional[_Union[RiskAction, _Mapping]] = ..., stratego: _Optional[_Union[StrategoAction, _Mapping]] = ..., other_json: _Optional[str] = ...) -> None: ...
 
 class RiskAction(_message.Message):
     __slots__ = ("type", "territory", "cards", "bonus", "placements", "to", "dice", "until", "armies", "neutral")
@@ -545,9 +546,9 @@ class WatchMatchRequest(_message.Message):
     def __init__(self, match_id: _Optional[str] = ...) -> None: ...
 
 class SpectatorMessage(_message.Message):
-    __slots__ = ("event", "finished")
-    EVENT_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("events", "finished")
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     FINISHED_FIELD_NUMBER: _ClassVar[int]
-    event: MatchEvent
+    events: MatchEvents
     finished: MatchInfo
-    def __init__(self, event: _Optional[_Union[MatchEvent, _Mapping]] = ..., finished: _Optional[_Union[MatchInfo, _Mapping]] = ...) -> None: ...
+    def __init__(self, events: _Optional[_Union[MatchEvents, _Mapping]] = ..., finished: _Optional[_Union[MatchInfo, _Mapping]] = ...) -> None: ...

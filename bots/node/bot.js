@@ -21,25 +21,6 @@ function parseArgs(argv) {
   return args;
 }
 
-// google.protobuf.Struct as decoded by proto-loader -> plain JSON.
-function fromValue(v) {
-  if (v === null || v === undefined) return null;
-  switch (v.kind) {  // the oneof field that is set (proto-loader's `oneofs: true`)
-    case "numberValue": return v.numberValue;
-    case "stringValue": return v.stringValue;
-    case "boolValue": return v.boolValue;
-    case "nullValue": return null;
-    case "structValue": return fromStruct(v.structValue);
-    case "listValue": return (v.listValue.values || []).map(fromValue);
-    default: return null;
-  }
-}
-function fromStruct(s) {
-  const out = {};
-  for (const [k, v] of Object.entries((s && s.fields) || {})) out[k] = fromValue(v);
-  return out;
-}
-
 const pick = (xs) => xs[Math.floor(Math.random() * xs.length)];
 const randint = (lo, hi) => lo + Math.floor(Math.random() * (hi - lo + 1));
 
@@ -119,7 +100,7 @@ function main() {
     } else if (message.decision) {
       const d = message.decision;
       const game = games.get(d.match_id);
-      const options = fromStruct(d.options);
+      const options = JSON.parse(d.options_json);
       const action = game === "risk" ? { risk: decideRisk(d.kind, options) }
         : { stratego: decideStratego(d.kind, options) };
       stream.write({ action: { match_id: d.match_id, request_id: d.request_id, action } });
