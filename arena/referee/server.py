@@ -425,17 +425,31 @@ async def start_server(referee: Referee, address: str) -> tuple[grpc.aio.Server,
 
 
 async def serve(
-    address: str, store: Store, config: RefereeConfig, ready: asyncio.Event | None = None
+    address: str,
+    store: Store,
+    config: RefereeConfig,
+    ready: asyncio.Event | None = None,
+    shutdown_grace_s: float = 10.0,
 ) -> None:
-    """Run until cancelled (SIGINT/SIGTERM via the CLI), then shut down gracefully."""
+    """Serve until SIGINT or SIGTERM, then shut down gracefully: matches in flight get
+    ``shutdown_grace_s`` to finish, the rest are aborted cleanly (recorded as aborted,
+    their bots told), and only then does the server stop."""
+    import signal
+
     referee = Referee(store, config)
     server, port = await start_server(referee, address)
     log.info("referee listening on port %d", port)
     print(f"referee listening on {address.rsplit(':', 1)[0]}:{port}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
     if ready is not None:
         ready.set()
     try:
-        await server.wait_for_termination()
+        await stop.wait()
+        log.info("shutting down: %d matches in flight", len(referee._tasks))
     finally:
-        await referee.shutdown(grace_s=5.0)
+        await referee.shutdown(grace_s=shutdown_grace_s)
         await server.stop(grace=2.0)
+        log.info("referee stopped")
