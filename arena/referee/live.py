@@ -174,6 +174,7 @@ class LiveMatch:
             self._next_request += 1
             request_id = self._next_request
             future = connection.expect(self.match_id, request_id)
+            events = self._unsent.pop(seat_index, [])
             connection.send(
                 pb.RefereeMessage(
                     decision=pb.DecisionRequest(
@@ -186,7 +187,7 @@ class LiveMatch:
                         deadline_ms=self.decision_ms,
                         time_bank_ms=seat.bank_ms,
                         attempt=attempt,
-                        events_json=self._unsent.pop(seat_index, ()),
+                        events_json=events,
                     )
                 )
             )
@@ -200,6 +201,8 @@ class LiveMatch:
                 seat.bank_ms = 0
                 raise
             except ConnectionLost:
+                # the events may have died with the stream: send them again
+                self._unsent[seat_index] = events + self._unsent.get(seat_index, [])
                 seat.bank_ms = max(0, seat.bank_ms - self._overrun(loop.time() - started))
                 continue  # wait for the bot to come back, then ask again
             finally:

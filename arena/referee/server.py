@@ -206,6 +206,11 @@ class BotService(pb_grpc.BotServiceServicer):
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, "send Hello with your token first"
             )
+        except Exception as exc:  # bytes that are no BotMessage at all
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"the first message is not a BotMessage ({type(exc).__name__}); send Hello",
+            )
         if first.WhichOneof("kind") != "hello":
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, "the first message must be Hello with your token"
@@ -239,8 +244,16 @@ class BotService(pb_grpc.BotServiceServicer):
         finally:
             reader.cancel()
             referee.detach(connection, connection.close_reason or "stream ended")
-        if connection.close_reason.startswith("flood"):
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, connection.close_reason)
+        # an ending the bot must be able to tell apart from a normal close
+        reason = connection.close_reason
+        if reason.startswith("flood"):
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, reason)
+        if reason == "revoked":
+            await context.abort(
+                grpc.StatusCode.PERMISSION_DENIED, f"bot {bot.name} was revoked by the organiser"
+            )
+        if reason.startswith("malformed"):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, reason)
 
     async def _read(
         self, request_iterator: AsyncIterator[pb.BotMessage], connection: BotConnection
@@ -262,7 +275,7 @@ class BotService(pb_grpc.BotServiceServicer):
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a broken stream: this connection ends, nothing else
-            connection.close(f"stream error: {exc}")
+            connection.close(f"malformed message: {type(exc).__name__}: {exc}")
 
 
 class ArenaService(pb_grpc.ArenaServiceServicer):

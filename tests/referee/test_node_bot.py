@@ -122,5 +122,6 @@ def test_node_bot_plays_a_whole_game_against_python_bot_processes(
     rec = from_json(json.loads(info.replay_json))
     assert rec.players[0].startswith(node_name)
     assert verify(rec, load_registry()) == len(rec.steps)
-    # the Node bot really decided: its seat has steps of its own in the replay
-    assert sum(1 for step in rec.steps if step[0] == 0) > 10
+    # the Node bot really decided: its seat has steps of its own in the replay (a Stratego
+    # setup and a move at the least; a quick loss can end it there)
+    assert sum(1 for step in rec.steps if step[0] == 0) >= 2
