@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -24,29 +24,32 @@ class Player(Protocol):
 class LazyObservation(dict[str, Any]):
     """A player's observation, built only if the bot reads it.
 
-    It is a dict that fills itself on first access: after that, reads are plain dict
-    reads. Valid while ``decide`` runs: afterwards the state moves on, so an
+    It is a dict that fills itself (``load()``) on first access: after that, reads are
+    plain dict reads. Valid while ``decide`` runs: afterwards the state moves on, so an
     observation never read during ``decide`` raises when read later (keep a copy with
     ``dict(obs)`` if you need one).
     """
 
-    __slots__ = ("_seat", "_state")
+    __slots__ = ("_loader",)
 
-    def __init__(self, state: State, seat: int) -> None:  # the dict starts empty
-        self._state: State | None = state
-        self._seat = seat
+    def __init__(self, load: Callable[[], dict[str, Any]]) -> None:  # the dict starts empty
+        self._loader: Callable[[], dict[str, Any]] | None = load
+
+    @classmethod
+    def of(cls, state: State, seat: int) -> LazyObservation:
+        return cls(lambda: state.observation(seat))
 
     def _load(self) -> None:
-        if self._state is not None:
+        if self._loader is not None:
             if not dict.__len__(self):
-                self.update(self._state.observation(self._seat))
+                self.update(self._loader())
         elif not dict.__len__(self):
             raise RuntimeError(
                 "observation read after decide() returned; keep a copy with dict(obs)"
             )
 
     def expire(self) -> None:
-        self._state = None
+        self._loader = None
 
     def __missing__(self, key: str) -> Any:
         if dict.__len__(self):
@@ -154,7 +157,7 @@ def play_match(
     while not state.terminal:
         decision = state.decision()
         seat = decision.player
-        observation = LazyObservation(state, seat)
+        observation = LazyObservation.of(state, seat)
         action = players[seat].decide(observation, decision)
         observation.expire()
         try:

@@ -125,7 +125,7 @@ class LiveMatch:
     async def _house_turn(
         self, state: State, seat: Seat, decision: Decision
     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        observation = LazyObservation(state, decision.player)
+        observation = LazyObservation.of(state, decision.player)
         # house bots are trusted Python code, but their thinking must not block the loop
         action = await asyncio.to_thread(seat.house.decide, observation, decision)
         observation.expire()

@@ -33,6 +33,7 @@ from typing import Any
 import grpc
 
 from arena.engine.core import Decision
+from arena.engine.match import LazyObservation
 from arena.referee.codec import action_to_proto, from_json_text, observation_from_proto
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
@@ -78,12 +79,19 @@ class FatalError(RuntimeError):
     """The referee refused this bot for good (a wrong or revoked token)."""
 
 
+def _names_territories(action: dict[str, Any]) -> bool:
+    if any(isinstance(v, str) for k, v in action.items() if k != "type"):
+        return True
+    armies = action.get("armies")
+    return isinstance(armies, dict) and any(isinstance(t, str) for t in armies)
+
+
 def _territory_indices(
     game: str, action: dict[str, Any], observation: dict[str, Any]
 ) -> dict[str, Any]:
     """Risk actions may name territories; the wire carries their indices."""
-    if game != "risk":
-        return action
+    if game != "risk" or not _names_territories(action):
+        return action  # indices already: nothing to look up (nor any observation to read)
     from arena.games.risk.map import load_map
 
     game_map = load_map(observation["map"])
@@ -210,7 +218,8 @@ class _Session:
             log.warning("decision for unknown match %s seat %d", request.match_id, request.seat)
             return None
         try:
-            observation = observation_from_proto(request.observation)
+            wire = request.observation
+            observation = LazyObservation(lambda: observation_from_proto(wire))
             options = from_json_text(request.options_json)
             decision = Decision(request.seat, request.kind, lambda: options)
             action = bot.decide(observation, decision)
