@@ -20,10 +20,13 @@ class BotConnection:
     """A connected bot. Replies are matched to pending requests by (match, request id):
     a reply for another bot's seat, an old request or an unknown match is ignored."""
 
-    def __init__(self, bot_id: str, bot_name: str, max_messages_per_s: int) -> None:
+    def __init__(
+        self, bot_id: str, bot_name: str, max_messages_per_s: int, context: Any = None
+    ) -> None:
         self.bot_id = bot_id
         self.bot_name = bot_name
-        self.outbox: asyncio.Queue[pb.RefereeMessage | None] = asyncio.Queue()
+        self.context = context  # the servicer context of the stream: we write on it
+        self._write_lock = asyncio.Lock()
         self.pending: dict[tuple[str, int], asyncio.Future[pb.ActionReply]] = {}
         self.closed = asyncio.Event()
         self.close_reason = ""
@@ -32,9 +35,16 @@ class BotConnection:
         self._window_start = time.monotonic()
         self._window_count = 0
 
-    def send(self, message: pb.RefereeMessage) -> None:
-        if not self.closed.is_set():
-            self.outbox.put_nowait(message)
+    async def send(self, message: pb.RefereeMessage) -> None:
+        """Write ``message`` on the stream now (no queue: a queue costs a scheduling hop
+        per message). Writes are serialized; a failed write closes the connection."""
+        if self.closed.is_set():
+            return
+        try:
+            async with self._write_lock:
+                await self.context.write(message)
+        except Exception as exc:  # the stream is gone
+            self.close(f"write failed: {type(exc).__name__}")
 
     def expect(self, match_id: str, request_id: int) -> asyncio.Future[pb.ActionReply]:
         future: asyncio.Future[pb.ActionReply] = asyncio.get_running_loop().create_future()
@@ -77,7 +87,6 @@ class BotConnection:
             if not future.done():
                 future.set_exception(ConnectionLost(reason))
         self.pending.clear()
-        self.outbox.put_nowait(None)
 
     def __repr__(self) -> str:
         return f"BotConnection({self.bot_name}, closed={self.closed.is_set()})"

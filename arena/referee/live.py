@@ -94,7 +94,7 @@ class LiveMatch:
             self.record.initial_events = list(state.initial_events)
             self._broadcast(state.initial_events)
             for seat_index in range(len(self.seats)):
-                self._announce(seat_index, resumed=False)
+                await self._announce(seat_index, resumed=False)
             while not state.terminal:
                 decision = state.decision()
                 seat_index = decision.player
@@ -120,7 +120,7 @@ class LiveMatch:
             log.exception("match %s aborted", self.match_id)
             self.status = "aborted"
         finally:
-            self._finish()
+            await self._finish()
 
     async def _house_turn(
         self, state: State, seat: Seat, decision: Decision
@@ -144,12 +144,12 @@ class LiveMatch:
                 self._forfeit(seat_index, "disconnected")
                 break
             except CodecError as exc:
-                self._reject(seat_index, decision, str(exc), "")
+                await self._reject(seat_index, decision, str(exc), "")
                 continue
             try:
                 return action, state.apply(seat_index, action)
             except IllegalAction as exc:
-                self._reject(seat_index, decision, exc.reason, exc.allowed or "")
+                await self._reject(seat_index, decision, exc.reason, exc.allowed or "")
         else:
             self._strike(seat_index, "illegal actions")
         if state.terminal:  # a forfeit ended the game (its step is recorded already)
@@ -175,7 +175,7 @@ class LiveMatch:
             request_id = self._next_request
             future = connection.expect(self.match_id, request_id)
             events = self._unsent.pop(seat_index, [])
-            connection.send(
+            await connection.send(
                 pb.RefereeMessage(
                     decision=pb.DecisionRequest(
                         match_id=self.match_id,
@@ -213,11 +213,11 @@ class LiveMatch:
     def _overrun(self, elapsed_s: float) -> int:
         return max(0, int(elapsed_s * 1000) - self.decision_ms)
 
-    def _reject(self, seat_index: int, decision: Decision, reason: str, allowed: str) -> None:
+    async def _reject(self, seat_index: int, decision: Decision, reason: str, allowed: str) -> None:
         seat = self.seats[seat_index]
         connection = self.referee.connection(seat.bot_id)
         if connection is not None:
-            connection.send(
+            await connection.send(
                 pb.RefereeMessage(
                     rejected=pb.ActionRejected(
                         match_id=self.match_id,
@@ -257,12 +257,12 @@ class LiveMatch:
 
     # --- telling everyone --------------------------------------------------------------
 
-    def _announce(self, seat_index: int, resumed: bool) -> None:
+    async def _announce(self, seat_index: int, resumed: bool) -> None:
         seat = self.seats[seat_index]
         connection = self.referee.connection(seat.bot_id) if seat.bot_id else None
         if connection is None:
             return
-        connection.send(
+        await connection.send(
             pb.RefereeMessage(
                 match_started=pb.MatchStarted(
                     match_id=self.match_id,
@@ -278,13 +278,13 @@ class LiveMatch:
             )
         )
 
-    def reconnected(self, bot_id: str) -> None:
+    async def reconnected(self, bot_id: str) -> None:
         """The bot of some seats came back: tell it which seats it plays again."""
         if self.status != "running":
             return
         for index, seat in enumerate(self.seats):
             if seat.bot_id == bot_id and not seat.forfeit_why:
-                self._announce(index, resumed=True)
+                await self._announce(index, resumed=True)
 
     def _broadcast(self, events: list[dict[str, Any]]) -> None:
         """Queue the step's events for each connected seat, as that seat may see them
@@ -347,12 +347,12 @@ class LiveMatch:
                 info.replay_json = json.dumps(replay_to_json(self.record), separators=(",", ":"))
         return info
 
-    def _finish(self) -> None:
+    async def _finish(self) -> None:
         result = self.result_message()
         for index, seat in enumerate(self.seats):
             connection = self.referee.connection(seat.bot_id) if seat.bot_id else None
             if connection is not None:
-                connection.send(
+                await connection.send(
                     pb.RefereeMessage(
                         match_ended=pb.MatchEnded(
                             match_id=self.match_id,

@@ -75,7 +75,7 @@ class Referee:
         async with self._arrivals:
             self._arrivals.notify_all()
         for match in list(self.matches.values()):
-            match.reconnected(connection.bot_id)
+            await match.reconnected(connection.bot_id)
 
     def detach(self, connection: BotConnection, reason: str) -> None:
         connection.close(reason)
@@ -197,7 +197,7 @@ class BotService(pb_grpc.BotServiceServicer):
         self,
         request_iterator: AsyncIterator[pb.BotMessage],
         context: grpc.aio.ServicerContext,
-    ) -> AsyncIterator[pb.RefereeMessage]:
+    ) -> None:
         referee = self.referee
         config = referee.config
         try:
@@ -223,12 +223,9 @@ class BotService(pb_grpc.BotServiceServicer):
             )
         if bot.revoked:
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"bot {bot.name} is revoked")
-        connection = BotConnection(bot.id, bot.name, config.max_messages_per_s)
-        await referee.attach(connection)
-        log.info("bot %s@%d connected (%s)", bot.name, bot.version, first.hello.client)
-        reader = asyncio.create_task(self._read(request_iterator, connection))
-        try:
-            yield pb.RefereeMessage(
+        connection = BotConnection(bot.id, bot.name, config.max_messages_per_s, context)
+        await context.write(
+            pb.RefereeMessage(
                 welcome=pb.Welcome(
                     bot_id=bot.id,
                     bot_name=bot.name,
@@ -236,13 +233,16 @@ class BotService(pb_grpc.BotServiceServicer):
                     max_message_bytes=config.max_message_bytes,
                 )
             )
-            while True:
-                message = await connection.outbox.get()
-                if message is None:
-                    break
-                yield message
+        )
+        await referee.attach(connection)
+        log.info("bot %s@%d connected (%s)", bot.name, bot.version, first.hello.client)
+        reader = asyncio.create_task(self._read(request_iterator, connection))
+        closed = asyncio.create_task(connection.closed.wait())
+        try:
+            await asyncio.wait({reader, closed}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             reader.cancel()
+            closed.cancel()
             referee.detach(connection, connection.close_reason or "stream ended")
         # an ending the bot must be able to tell apart from a normal close
         reason = connection.close_reason
@@ -270,7 +270,7 @@ class BotService(pb_grpc.BotServiceServicer):
                 if kind == "action":
                     connection.deliver(message.action)
                 elif kind == "ping":
-                    connection.send(pb.RefereeMessage(pong=pb.Pong(nonce=message.ping.nonce)))
+                    await connection.send(pb.RefereeMessage(pong=pb.Pong(nonce=message.ping.nonce)))
             connection.close("the bot closed its stream")
         except asyncio.CancelledError:
             raise
