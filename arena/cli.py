@@ -251,7 +251,14 @@ def cmd_referee(args: argparse.Namespace) -> int:
         organiser_key=args.organiser_key or "",
     )
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: serve() has shut down cleanly
-        asyncio.run(serve(f"{args.host}:{args.port}", Store(args.db), config))
+        asyncio.run(
+            serve(
+                f"{args.host}:{args.port}",
+                Store(args.db),
+                config,
+                shutdown_grace_s=args.shutdown_grace,
+            )
+        )
     return 0
 
 
@@ -398,6 +405,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--grace", type=float, default=10.0, help="seconds a disconnected bot has to come back"
     )
     ref.add_argument("--max-strikes", type=int, default=5)
+    ref.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=10.0,
+        help="on SIGTERM/SIGINT, seconds matches in flight get to finish",
+    )
     ref.add_argument("--registration-key", help="close registration: bots need this key")
     ref.add_argument("--organiser-key", help="needed to run matches and revoke bots")
     ref.set_defaults(func=cmd_referee)

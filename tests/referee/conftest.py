@@ -181,6 +181,7 @@ class RefereeServer:
         max_strikes: int = MAX_STRIKES,
         organiser_key: str = "",
         registration_key: str = "",
+        shutdown_grace: float = 10.0,
     ) -> None:
         self.workdir = workdir
         self.decision_ms = decision_ms
@@ -209,6 +210,8 @@ class RefereeServer:
             str(grace_s),
             "--max-strikes",
             str(max_strikes),
+            "--shutdown-grace",
+            str(shutdown_grace),
         ]
         if organiser_key:
             args += ["--organiser-key", organiser_key]
@@ -536,6 +539,25 @@ def referee_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Referee
         yield server
     finally:
         server.close()
+
+
+@pytest.fixture
+def referee_factory(tmp_path: Path) -> Iterator[Callable[..., RefereeServer]]:
+    """Referees of a test's own (their settings differ from the shared one's)."""
+    made: list[RefereeServer] = []
+
+    def make(**kwargs: Any) -> RefereeServer:
+        workdir = tmp_path / f"referee-{len(made)}"
+        workdir.mkdir()
+        server = RefereeServer(workdir, **kwargs)
+        made.append(server)
+        return server
+
+    try:
+        yield make
+    finally:
+        for server in made:
+            server.close()
 
 
 ORGANISER_KEY = "organiser-secret"

@@ -1,0 +1,41 @@
+"""SIGTERM shuts the referee down gracefully: matches in flight get the grace period,
+the rest are aborted cleanly (recorded, and their bots told), and it exits 0."""
+
+from __future__ import annotations
+
+import signal
+import time
+
+from arena.store import Store
+from arena.v1 import arena_pb2 as pb
+
+
+def test_sigterm_aborts_matches_in_flight_cleanly_and_exits_zero(referee_factory, raw_bots):
+    ref = referee_factory(shutdown_grace=1.0, decision_ms=20000, time_bank_ms=0)
+    reg = ref.register("stayer")
+    bot = raw_bots(ref.address, reg.token)  # connected, and never answers
+    bot.wait_kind("welcome")
+    # an endless house match (no turn limit), and one waiting on the silent bot
+    endless = ref.arena.RunMatch(
+        pb.RunMatchRequest(
+            game="risk", players=["house:random"] * 6, seed=1, options={"turn-limit": "0"}
+        ),
+        timeout=10,
+    ).match_id
+    waiting = ref.arena.RunMatch(
+        pb.RunMatchRequest(game="stratego", players=["stayer", "house:random"], seed=2), timeout=10
+    ).match_id
+    bot.wait_kind("decision")
+    started = time.monotonic()
+    ref.process.popen.send_signal(signal.SIGTERM)
+    assert ref.process.wait(30) == 0, ref.process.stderr()[-2000:]
+    assert time.monotonic() - started < 15  # the grace period, not the 20 s deadline
+    assert "shutting down: 2 matches in flight" in ref.process.stderr()
+    store = Store(str(ref.workdir / "arena.db"))
+    for match_id in (endless, waiting):
+        row = store.match(match_id)
+        assert (row.status, row.result["reason"]) == ("aborted", "aborted"), match_id
+    # the connected bot was told its match ended before its stream closed
+    _, ended = bot.wait_kind("match_ended")
+    assert ended.match_id == waiting
+    assert ended.result.reason == "aborted"
