@@ -67,11 +67,14 @@ class Referee:
             return None
         return connection
 
-    async def attach(self, connection: BotConnection) -> None:
+    async def attach(self, connection: BotConnection, welcome: pb.RefereeMessage) -> None:
+        """Register the connection first (a revocation must find it), then say Welcome,
+        then give it its seats back: Welcome is always the first message."""
         old = self.connections.get(connection.bot_id)
         self.connections[connection.bot_id] = connection
         if old is not None and old is not connection:
             old.close("replaced by a newer connection of the same bot")
+        await connection.send(welcome)
         async with self._arrivals:
             self._arrivals.notify_all()
         for match in list(self.matches.values()):
@@ -224,17 +227,15 @@ class BotService(pb_grpc.BotServiceServicer):
         if bot.revoked:
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"bot {bot.name} is revoked")
         connection = BotConnection(bot.id, bot.name, config.max_messages_per_s, context)
-        await context.write(
-            pb.RefereeMessage(
-                welcome=pb.Welcome(
-                    bot_id=bot.id,
-                    bot_name=bot.name,
-                    version=bot.version,
-                    max_message_bytes=config.max_message_bytes,
-                )
+        welcome = pb.RefereeMessage(
+            welcome=pb.Welcome(
+                bot_id=bot.id,
+                bot_name=bot.name,
+                version=bot.version,
+                max_message_bytes=config.max_message_bytes,
             )
         )
-        await referee.attach(connection)
+        await referee.attach(connection, welcome)
         log.info("bot %s@%d connected (%s)", bot.name, bot.version, first.hello.client)
         reader = asyncio.create_task(self._read(request_iterator, connection))
         closed = asyncio.create_task(connection.closed.wait())
