@@ -25,8 +25,8 @@ class BotConnection:
     ) -> None:
         self.bot_id = bot_id
         self.bot_name = bot_name
-        self.context = context  # the servicer context of the stream: we write on it
-        self._write_lock = asyncio.Lock()
+        self.context = context  # the servicer context of the stream: the writer writes on it
+        self.outbox: asyncio.Queue[pb.RefereeMessage | None] = asyncio.Queue()
         self.pending: dict[tuple[str, int], asyncio.Future[pb.ActionReply]] = {}
         self.closed = asyncio.Event()
         self.close_reason = ""
@@ -36,12 +36,15 @@ class BotConnection:
         self._window_count = 0
 
     async def send(self, message: pb.RefereeMessage) -> None:
-        """Write ``message`` on the stream now (no queue: a queue costs a scheduling hop
-        per message). Writes are serialized; a failed write closes the connection."""
-        if self.closed.is_set():
-            return
+        """Queue ``message`` for this stream's writer. Never blocks: a bot that does not
+        read (a stuck or partitioned peer) must not hold up a match or the referee."""
+        if not self.closed.is_set():
+            self.outbox.put_nowait(message)
+
+    async def write_loop(self) -> None:
+        """Write queued messages in order until the connection closes."""
         try:
-            async with self._write_lock:
+            while (message := await self.outbox.get()) is not None:
                 await self.context.write(message)
         except Exception as exc:  # the stream is gone
             self.close(f"write failed: {type(exc).__name__}")
@@ -87,6 +90,7 @@ class BotConnection:
             if not future.done():
                 future.set_exception(ConnectionLost(reason))
         self.pending.clear()
+        self.outbox.put_nowait(None)  # wakes the writer, which stops
 
     def __repr__(self) -> str:
         return f"BotConnection({self.bot_name}, closed={self.closed.is_set()})"

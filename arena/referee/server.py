@@ -238,11 +238,16 @@ class BotService(pb_grpc.BotServiceServicer):
         await referee.attach(connection, welcome)
         log.info("bot %s@%d connected (%s)", bot.name, bot.version, first.hello.client)
         reader = asyncio.create_task(self._read(request_iterator, connection))
+        writer = asyncio.create_task(connection.write_loop())
         closed = asyncio.create_task(connection.closed.wait())
         try:
             await asyncio.wait({reader, closed}, return_when=asyncio.FIRST_COMPLETED)
+            connection.close(connection.close_reason or "the bot closed its stream")
+            # let the writer flush what was queued before the close (MatchEnded, say)
+            await asyncio.wait({writer}, timeout=2.0)
         finally:
             reader.cancel()
+            writer.cancel()
             closed.cancel()
             referee.detach(connection, connection.close_reason or "stream ended")
         # an ending the bot must be able to tell apart from a normal close
