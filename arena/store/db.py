@@ -80,7 +80,9 @@ class Store:
         (the only time the token exists in clear)."""
         if not name or len(name) > 64 or not name.replace("-", "").replace("_", "").isalnum():
             raise ValueError(f"bot name {name!r}: 1-64 letters, digits, '-' or '_'")
-        token = secrets.token_urlsafe(32)
+        # a fixed prefix: recognisable in logs and secret scanners, and never starting
+        # with "-" (a token_urlsafe can), which a command line would take for an option
+        token = "arena_" + secrets.token_urlsafe(32)
         with self.session() as s, s.begin():
             latest = s.scalar(
                 select(BotRow.version)
