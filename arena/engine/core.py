@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,29 @@ class IllegalAction(ValueError):
         self.reason = reason
         self.allowed = allowed
         super().__init__(reason if allowed is None else f"{reason}; allowed: {allowed}")
+
+
+def check_turn(over: bool, to_move: int, player: int, action: Any) -> None:
+    """The checks every game makes first: the game goes on, it is ``player``'s turn, and
+    the action is a mapping."""
+    if over:
+        raise IllegalAction("the game is over")
+    if player != to_move:
+        raise IllegalAction(f"not your turn: seat {player} acted but seat {to_move} is to move")
+    if type(action) is not dict:
+        raise IllegalAction(
+            f"an action must be a mapping with a 'type', got {type(action).__name__}"
+        )
+
+
+def check_kind(action: Action, allowed: Collection[str], where: str) -> str:
+    """The action's type, if it is one of ``allowed`` now (``where``: "the attack phase")."""
+    kind = action.get("type")
+    if type(kind) is not str or kind not in allowed:
+        raise IllegalAction(
+            f"action {kind!r} is not allowed in {where}", allowed=", ".join(allowed)
+        )
+    return kind
 
 
 class EndReason(enum.StrEnum):

@@ -13,7 +13,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from arena.engine.core import Action, Decision, EndReason, Event, IllegalAction, Result, State
+from arena.engine.core import (
+    Action,
+    Decision,
+    EndReason,
+    Event,
+    IllegalAction,
+    Result,
+    State,
+    check_kind,
+    check_turn,
+)
 from arena.games.risk import cards as cardlib
 from arena.games.risk.dice import CUMULATIVE, compare, outcome_code
 from arena.games.risk.map import RiskMap
@@ -278,35 +288,18 @@ class RiskState(State):
         return Decision(self.player, PHASE_NAMES[self.phase], self.legal_options)
 
     def apply(self, player: int, action: Action) -> list[Event]:
-        if self._result is not None:
-            raise IllegalAction("the game is over")
-        if player != self.player:
-            raise IllegalAction(
-                f"not your turn: seat {player} acted but seat {self.player} is to move"
-            )
-        if type(action) is not dict:
-            raise IllegalAction(
-                f"an action must be a mapping with a 'type', got {type(action).__name__}"
-            )
-        kind = action.get("type")
+        check_turn(self._result is not None, self.player, player, action)
         turn_seat = self.turn_seat
+        events: list[Event] = []
         if self.phase == VARIANT:
-            handlers = self._custom.handlers  # type: ignore[union-attr]
-            if type(kind) is not str or kind not in handlers:
-                raise IllegalAction(
-                    f"action {kind!r} is not allowed in the {self._custom.kind} decision",  # type: ignore[union-attr]
-                    allowed=", ".join(handlers),
-                )
-            events = []
-            handlers[kind](self, action, events)
+            custom = self._custom
+            assert custom is not None
+            kind = check_kind(action, custom.handlers, f"the {custom.kind} decision")
+            custom.handlers[kind](self, action, events)
         else:
-            allowed = PHASE_ACTIONS[self.phase]
-            if type(kind) is not str or kind not in allowed:
-                raise IllegalAction(
-                    f"action {kind!r} is not allowed in the {PHASE_NAMES[self.phase]} phase",
-                    allowed=", ".join(allowed),
-                )
-            events = []
+            kind = check_kind(
+                action, PHASE_ACTIONS[self.phase], f"the {PHASE_NAMES[self.phase]} phase"
+            )
             _HANDLERS[kind](self, action, events)
         # not while a conquest awaits its move-in or a roll its defence: the board is
         # between two states then

@@ -14,7 +14,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.engine.core import Action, Decision, EndReason, Event, IllegalAction, Result, State
+from arena.engine.core import (
+    Action,
+    Decision,
+    EndReason,
+    Event,
+    IllegalAction,
+    Result,
+    State,
+    check_kind,
+    check_turn,
+)
 from arena.games.stratego.board import (
     BACK_ROW,
     HALF_ROWS,
@@ -129,23 +139,8 @@ class StrategoState(State):
         return Decision(self.player, PHASE_NAMES[self.phase], self.legal_options)
 
     def apply(self, player: int, action: Action) -> list[Event]:
-        if self._result is not None:
-            raise IllegalAction("the game is over")
-        if player != self.player:
-            raise IllegalAction(
-                f"not your turn: seat {player} acted but seat {self.player} is to move"
-            )
-        if type(action) is not dict:
-            raise IllegalAction(
-                f"an action must be a mapping with a 'type', got {type(action).__name__}"
-            )
-        kind = action.get("type")
-        allowed = PHASE_ACTIONS[self.phase]
-        if type(kind) is not str or kind not in allowed:
-            raise IllegalAction(
-                f"action {kind!r} is not allowed in the {PHASE_NAMES[self.phase]} phase",
-                allowed=", ".join(allowed),
-            )
+        check_turn(self._result is not None, self.player, player, action)
+        kind = check_kind(action, PHASE_ACTIONS[self.phase], f"the {PHASE_NAMES[self.phase]} phase")
         events: list[Event] = []
         _HANDLERS[kind](self, action, events)
         return events
