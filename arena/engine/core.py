@@ -118,6 +118,14 @@ class Decision:
         return f"Decision(player={self.player}, kind={self.kind!r})"
 
 
+def non_negative_int(value: str) -> int:
+    """An option value that is a whole number of at least 0 (a turn limit, say)."""
+    number = int(value)
+    if number < 0:
+        raise ValueError("expected a whole number of at least 0")
+    return number
+
+
 @dataclass(frozen=True, slots=True)
 class OptionSpec:
     """A named rule switch of a game: ``--option name=value``."""

@@ -137,9 +137,7 @@ def gauntlet(
             f"got {len(others)}: {', '.join(others) or 'none'}"
         )
     cap = _check_max_groups(max_groups)
-    groups = [
-        (challenger, *(others[i] for i in g)) for g in _design(len(others), k - 1, cap)
-    ]
+    groups = [(challenger, *(others[i] for i in g)) for g in _design(len(others), k - 1, cap)]
     return _matches("gauntlet", groups, k, games, seed)
 
 
@@ -292,9 +290,7 @@ def _spread_ok(counts: Iterable[int]) -> bool:
     return not values or max(values) - min(values) <= 1
 
 
-def _cyclic_design(
-    n: int, k: int, blocks: int, rng: random.Random
-) -> list[tuple[int, ...]] | None:
+def _cyclic_design(n: int, k: int, blocks: int, rng: random.Random) -> list[tuple[int, ...]] | None:
     """``blocks`` base blocks developed modulo ``n``, or None if the search cannot balance.
 
     The pair ``{a, a + d}`` lies in one translate of a block per occurrence of ``d`` or

@@ -10,18 +10,10 @@ from typing import Any
 import pluggy
 
 from arena import hookspecs
-from arena.engine.core import Game, OptionSpec
+from arena.engine.core import Game, OptionSpec, non_negative_int
 from arena.games.risk.map import load_map
 from arena.games.risk.rules import CLASSIC_RULES
 from arena.games.risk.state import RiskConfig, RiskHooks, RiskState
-
-
-def _non_negative_int(value: str) -> int:
-    number = int(value)
-    if number < 0:
-        raise ValueError("expected a whole number of at least 0")
-    return number
-
 
 RISK_OPTIONS = (
     OptionSpec(
@@ -57,7 +49,7 @@ RISK_OPTIONS = (
         "turn-limit",
         "rounds after which the survivors tie (0: no limit)",
         "500",
-        parse=_non_negative_int,
+        parse=non_negative_int,
     ),
     OptionSpec("map", "a built-in map name or the path of a map .json file", "classic"),
 )

@@ -9,7 +9,7 @@ from typing import Any
 import pluggy
 
 from arena import hookspecs
-from arena.engine.core import Game, OptionSpec
+from arena.engine.core import Game, OptionSpec, non_negative_int
 from arena.games.stratego.board import COLUMNS, LAKES, SIZE
 from arena.games.stratego.pieces import NAMES
 from arena.games.stratego.state import StrategoRules, StrategoState
@@ -31,13 +31,6 @@ _CODES = {
 }
 
 
-def _non_negative_int(value: str) -> int:
-    number = int(value)
-    if number < 0:
-        raise ValueError("expected a whole number of at least 0")
-    return number
-
-
 STRATEGO_OPTIONS = (
     OptionSpec(
         "rescue", "the manual's optional rescue rule (classic rules only)", "off", ("off", "on")
@@ -46,7 +39,7 @@ STRATEGO_OPTIONS = (
         "turn-limit",
         "moves (of both players together) after which the game is drawn (0: no limit)",
         "3000",
-        parse=_non_negative_int,
+        parse=non_negative_int,
     ),
 )
 
