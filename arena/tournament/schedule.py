@@ -38,11 +38,13 @@ _DESIGN_SEED = 20240601
 # Seeds stay below 2**31: every engine, database column and bot language takes them.
 _SEED_BITS = 31
 # Iterations per search; the defaults balance realistic fields in well under a second.
-_CYCLIC_BUDGET = 20_000
-_SWAP_BUDGET = 20_000
+_CYCLIC_BUDGET = 1_500
+_SWAP_BUDGET = 500
 _SEAT_BUDGET = 50_000
+# Random draws when looking for a member or a group to move.
+_SAMPLES = 16
 # How many smaller designs to try when the largest affordable one cannot be balanced.
-_FALLBACK_TRIES = 4
+_FALLBACK_TRIES = 6
 
 
 @dataclass(frozen=True)
@@ -205,27 +207,24 @@ def _check_max_groups(max_groups: int | None) -> int:
 def _matches(
     kind: str, groups: list[tuple[str, ...]], k: int, games: int, seed: int
 ) -> list[ScheduledMatch]:
-    deals, partial = divmod(games, k)
-    orders = [list(g) for g in groups]
-    if partial:
-        orders = _seat_orders(groups, k, partial)
-    else:
-        deals -= 1
-        partial = k
-    # ``deals`` full deals of k rotations, then one deal of ``partial`` rotations
+    full, rest = divmod(games, k)
+    orders = [list(group) for group in groups]
+    last: list[int] = []
+    if rest:
+        orders, last = _seat_orders(groups, k, rest)
+    deals = [list(range(k))] * full + ([last] if rest else [])
     occurrence: Counter[tuple[str, ...]] = Counter()
-    identities = []
+    identities = []  # the group's names and which repeat of them it is (designs may repeat)
     for group in groups:
         members = tuple(sorted(group))
-        identities.append((members, occurrence[members]))  # a design may repeat a group
+        identities.append((members, occurrence[members]))
         occurrence[members] += 1
     used: set[int] = set()
     out: list[ScheduledMatch] = []
-    for deal in range(deals + 1):
-        rotations = k if deal < deals else partial
+    for deal, shifts in enumerate(deals):
         for index, (order, (members, repeat)) in enumerate(zip(orders, identities, strict=True)):
             deal_seed = _unique_seed([kind, seed, k, members, repeat, deal], used)
-            for shift in range(rotations):
+            for shift in shifts:
                 players = tuple(order[shift:] + order[:shift])
                 tag = _digest([kind, seed, players, deal_seed]).hex()[:10]
                 out.append(
@@ -278,16 +277,34 @@ def _design(n: int, k: int, max_groups: int) -> list[tuple[int, ...]]:
         design = _swap_design(n, k, size, rng)
         if design is not None:
             return design
+    every = math.comb(n, k)
+    hint = next(
+        (
+            t * n
+            for t in range(most + 1, every // n + 1)
+            if _class_counts_fit(n, t * (k - 1) * k // 2)
+        ),
+        every,
+    )
     raise ValueError(
-        f"no balanced design of {k}-groups for {n} bots fits in max_groups={max_groups} "
-        f"(every pair meeting equally often, or within one, and every bot as often); "
-        f"raise max_groups (all {math.comb(n, k)} groups need max_groups >= {math.comb(n, k)})"
+        f"cannot balance {n} bots in groups of {k} with max_groups={max_groups} (every pair "
+        f"meeting equally often or within one, every bot in as many groups); try "
+        f"max_groups >= {hint} (every one of the {every} groups needs {every})"
     )
 
 
-def _spread_ok(counts: Iterable[int]) -> bool:
-    values = list(counts)
-    return not values or max(values) - min(values) <= 1
+def _class_counts_fit(n: int, differences: int) -> bool:
+    """Whether ``differences`` can spread over the classes of Z_n with meetings within one.
+
+    A necessary condition only (counting), which rules out hopeless searches quickly: for
+    ``n`` even, the pairs of class ``n / 2`` meet twice per difference, an even number.
+    """
+    normal = (n - 1) // 2
+    for low in range(differences // max(normal, 1) + 2):
+        half = [v // 2 for v in (low, low + 1) if v % 2 == 0] if n % 2 == 0 else [0]
+        if normal * low + min(half) <= differences <= normal * (low + 1) + max(half):
+            return True
+    return False
 
 
 def _cyclic_design(n: int, k: int, blocks: int, rng: random.Random) -> list[tuple[int, ...]] | None:
@@ -297,48 +314,34 @@ def _cyclic_design(n: int, k: int, blocks: int, rng: random.Random) -> list[tupl
     ``-d`` as a difference of its members (twice per occurrence when ``d = n / 2``, whose
     two orientations coincide), so the search only has to balance ``n // 2`` class counts.
     """
-    if blocks < 1:
-        return None
     half = n // 2
-    # weight: pair meetings per difference of the class; size: pairs in the class (halved
-    # for d = n / 2); the objective sum(size * meetings**2) is the pairs' sum of squares.
+    if blocks < 1 or not _class_counts_fit(n, blocks * math.comb(k, 2)):
+        return None
+    # weight: meetings per difference of the class; size: pairs in the class (halved for
+    # d = n / 2); so sum(size * meetings**2) is the pairs' sum of squares, over n / 2.
     weight = [0] + [2 if 2 * d == n else 1 for d in range(1, half + 1)]
     size = [0] + [1 if 2 * d == n else 2 for d in range(1, half + 1)]
-
-    def cls(a: int, b: int) -> int:
-        d = (a - b) % n
-        return min(d, n - d)
-
+    cls = [[min((a - b) % n, (b - a) % n) for b in range(n)] for a in range(n)]
     found = [0] * (half + 1)  # differences per class over all base blocks
 
-    def cost(changes: dict[int, int]) -> int:
-        total = 0
-        for d, c in changes.items():
-            if c:
-                now, step = weight[d] * found[d], weight[d] * c
-                total += size[d] * (2 * now * step + step * step)
-        return total
-
-    def moves(block: list[int], skip: int | None) -> list[tuple[int, int, dict[int, int]]]:
-        """Every bot number that could join ``block`` (instead of ``skip``) and its cost."""
-        rest = [z for z in block if z != skip]
-        base: dict[int, int] = {}
-        if skip is not None:
-            for z in rest:
-                d = cls(skip, z)
-                base[d] = base.get(d, 0) - 1
-        out = []
+    def moves(block: list[int], leaving: int | None) -> tuple[int, int, dict[int, int]]:
+        """The best bot number to take ``leaving``'s place in ``block`` (or to join it)."""
+        rest = [z for z in block if z != leaving]
+        base: Counter[int] = Counter()
+        if leaving is not None:
+            base.subtract(cls[leaving][z] for z in rest)
+        options = []
         for y in range(n):
             if y in block:
                 continue
-            changes = dict(base)
-            for z in rest:
-                d = cls(y, z)
-                changes[d] = changes.get(d, 0) + 1
-            out.append((cost(changes), y, changes))
-        return out
-
-    def best(options: list[tuple[int, int, dict[int, int]]]) -> tuple[int, int, dict[int, int]]:
+            changes = base.copy()
+            changes.update(cls[y][z] for z in rest)
+            delta = 0
+            for d, c in changes.items():
+                if c:
+                    now, step = weight[d] * found[d], weight[d] * c
+                    delta += size[d] * (2 * now * step + step * step)
+            options.append((delta, y, changes))
         low = min(o[0] for o in options)
         return rng.choice([o for o in options if o[0] == low])
 
@@ -346,28 +349,30 @@ def _cyclic_design(n: int, k: int, blocks: int, rng: random.Random) -> list[tupl
     for _ in range(blocks):  # greedy: each new member balances the differences so far
         block = [0]  # translates of a block are the same block, so start each at 0
         while len(block) < k:
-            _, y, changes = best(moves(block, None))
+            _, y, changes = moves(block, None)
             for d, c in changes.items():
                 found[d] += c
             block.append(y)
         base_blocks.append(block)
 
-    def balanced() -> bool:
-        return _spread_ok(weight[d] * found[d] for d in range(1, half + 1))
-
-    # Local search: move one member of one block where the differences gain most; a
-    # worse move now and then (annealing) climbs out of local minima.
+    # Local search: move a member with a difference in a most-met class to where the
+    # differences gain most; a worse move now and then (annealing) leaves local minima.
     for _ in range(_CYCLIC_BUDGET):
-        if balanced():
+        meets = [weight[d] * found[d] for d in range(half + 1)]
+        most = max(meets[1:], default=0)
+        if most - min(meets[1:], default=0) <= 1:
             return [
                 tuple(sorted((x + shift) % n for x in block))
                 for block in base_blocks
                 for shift in range(n)
             ]
-        block = rng.choice(base_blocks)
-        at = rng.randrange(k)
-        delta, y, changes = best(moves(block, block[at]))
-        if delta <= 0 or rng.random() < math.exp(-delta / 4):
+        for _ in range(_SAMPLES):
+            block = rng.choice(base_blocks)
+            at = rng.randrange(k)
+            if any(meets[cls[block[at]][z]] == most for z in block if z != block[at]):
+                break
+        delta, y, changes = moves(block, block[at])
+        if delta <= 0 or rng.random() < math.exp(-delta):
             for d, c in changes.items():
                 found[d] += c
             block[at] = y
@@ -380,6 +385,11 @@ def _swap_design(n: int, k: int, size: int, rng: random.Random) -> list[tuple[in
     Greedy start (each member the least-used bot that has met the group least), then a
     local search exchanging bots between two groups, which keeps every bot's count.
     """
+    # Every bot meets r * (k - 1) others (with repeats), r = size * k / n; pairs within one
+    # need that between (n - 1) * low and (n - 1) * (low + 1).
+    low = size * math.comb(k, 2) // math.comb(n, 2)
+    if not (n - 1) * low <= size * k // n * (k - 1) <= (n - 1) * (low + 1):
+        return None
     meet = [[0] * n for _ in range(n)]
     uses = [0] * n
     groups: list[list[int]] = []
@@ -397,19 +407,34 @@ def _swap_design(n: int, k: int, size: int, rng: random.Random) -> list[tuple[in
             uses[pick] += 1
             group.append(pick)
         groups.append(group)
+    # how many pairs meet how often: balance is a glance at its keys
+    levels = Counter(meet[a][b] for a in range(n) for b in range(a + 1, n))
 
-    def balanced() -> bool:
-        return _spread_ok(meet[a][b] for a in range(n) for b in range(a + 1, n))
+    def shift(a: int, b: int, c: int) -> None:
+        levels[meet[a][b]] -= 1
+        meet[a][b] += c
+        meet[b][a] += c
+        levels[meet[a][b]] += 1
 
     for _ in range(_SWAP_BUDGET):
-        if balanced():
+        present = [v for v, c in levels.items() if c]
+        if max(present) - min(present) <= 1:
             return [tuple(sorted(g)) for g in groups]
-        first, second = rng.sample(range(size), 2) if size > 1 else (0, 0)
-        g1, g2 = groups[first], groups[second]
+        top = max(present)
+        for _ in range(_SAMPLES):  # a group holding one of the most-met pairs
+            first = rng.randrange(size)
+            g1 = groups[first]
+            pairs = [(a, b) for a, b in itertools.combinations(g1, 2) if meet[a][b] == top]
+            if pairs:
+                break
+        x = rng.choice(rng.choice(pairs) if pairs else g1)
         options = []
-        for x in g1:
+        for second in rng.sample(range(size), min(size, _SAMPLES)):
+            g2 = groups[second]
+            if x in g2:
+                continue
             for y in g2:
-                if x in g2 or y in g1:
+                if y in g1:
                     continue
                 changes: Counter[tuple[int, int]] = Counter()
                 for z in g1:
@@ -421,15 +446,16 @@ def _swap_design(n: int, k: int, size: int, rng: random.Random) -> list[tuple[in
                         changes[min(y, w), max(y, w)] -= 1
                         changes[min(x, w), max(x, w)] += 1
                 delta = sum(2 * meet[a][b] * c + c * c for (a, b), c in changes.items())
-                options.append((delta, x, y, changes))
+                options.append((delta, second, y, changes))
         if not options:
             continue
         low = min(o[0] for o in options)
-        delta, x, y, changes = rng.choice([o for o in options if o[0] == low])
+        delta, second, y, changes = rng.choice([o for o in options if o[0] == low])
         if delta <= 0 or rng.random() < math.exp(-delta / 2):
             for (a, b), c in changes.items():
-                meet[a][b] += c
-                meet[b][a] += c
+                if c:
+                    shift(a, b, c)
+            g2 = groups[second]
             g1[g1.index(x)] = y
             g2[g2.index(y)] = x
     return None
@@ -438,69 +464,146 @@ def _swap_design(n: int, k: int, size: int, rng: random.Random) -> list[tuple[in
 # -- seat orders --------------------------------------------------------------------------
 
 
-def _seat_orders(groups: list[tuple[str, ...]], k: int, rotations: int) -> list[list[str]]:
-    """Base orders so the first ``rotations`` shifts of every group even out the seats.
+def _seat_orders(
+    groups: list[tuple[str, ...]], k: int, rotations: int
+) -> tuple[list[list[str]], list[int]]:
+    """Base orders and which ``rotations`` of the ``k`` shifts the last deal plays.
 
-    In shifts ``0 .. rotations - 1`` of a base order, the bot at position ``q`` sits in
-    seats ``q, q - 1, ..., q - rotations + 1`` (mod ``k``). Each group is ordered greedily,
-    then a local search swaps two bots of a group while that evens out their seat counts
-    (sum of squares); it stops once every bot's counts are within one.
+    A bot at position ``q`` of a base order sits in seat ``q - s`` in shift ``s``. All
+    ``k`` shifts put it in every seat once, so playing shifts ``R`` balances the seats as
+    well as leaving out the others does: work with ``m = min(rotations, k - rotations)``.
+
+    When ``m`` divides ``k``, ``R`` (or the shifts left out) is the subgroup
+    ``{0, c, 2c, ...}`` with ``c = k / m``: a bot at position ``q`` then sits in the seats
+    ``q + R``, the positions congruent to ``q`` mod ``c``, so only the class of its
+    position mod ``c`` matters. An equitable edge colouring of the bots-groups graph with
+    ``c`` colours (every group uses every colour ``m`` times, every bot every colour
+    equally often within one; it exists for any bipartite graph) then seats every bot in
+    every seat equally often, within one. That covers every case up to six seats except
+    five seats with two or three shifts.
+
+    Otherwise the shifts are ``0 .. rotations - 1``, positions come from a ``k``-colouring
+    (every bot in every position within one), and a local search swaps two bots of a
+    group while that evens out their seat counts (sum of squares), until every bot's
+    counts are within one or the budget runs out.
     """
-    rng = random.Random(_DESIGN_SEED)
-    windows = [[(q - s) % k for s in range(rotations)] for q in range(k)]
-    seats: dict[str, list[int]] = {bot: [0] * k for group in groups for bot in group}
+    m = min(rotations, k - rotations)
+    if k % m == 0:
+        c = k // m
+        subgroup = list(range(0, k, c))
+        played = subgroup if m == rotations else [s for s in range(k) if s not in subgroup]
+        orders = []
+        for colours in _equitable_colouring(groups, k, c):
+            order = [""] * k
+            taken = Counter[int]()
+            for bot, colour in colours.items():
+                order[colour + c * taken[colour]] = bot
+                taken[colour] += 1
+            orders.append(order)
+        return orders, played
+    orders = [[""] * k for _ in groups]
+    for j, colours in enumerate(_equitable_colouring(groups, k, k)):
+        for bot, colour in colours.items():
+            orders[j][colour] = bot
+    played = list(range(rotations))
+    _even_out_seats(orders, k, played)
+    return orders, played
 
-    def gain(bot: str, old: int | None, new: int) -> int:
+
+def _even_out_seats(orders: list[list[str]], k: int, played: list[int]) -> None:
+    """Swap bots within groups (in place) while that evens out the seat counts."""
+    rng = random.Random(_DESIGN_SEED)
+    windows = [[(q - s) % k for s in played] for q in range(k)]
+    seats: dict[str, list[int]] = {bot: [0] * k for order in orders for bot in order}
+    member_of: dict[str, list[int]] = {bot: [] for bot in seats}
+    for j, order in enumerate(orders):
+        for q, bot in enumerate(order):
+            member_of[bot].append(j)
+            for c in windows[q]:
+                seats[bot][c] += 1
+    uneven = {bot for bot, counts in seats.items() if max(counts) - min(counts) > 1}
+
+    def gain(bot: str, old: int, new: int) -> int:
         """Change in ``bot``'s sum of squares when it moves from position old to new."""
         counts = seats[bot]
         delta = Counter(windows[new])
-        if old is not None:
-            delta.subtract(windows[old])
+        delta.subtract(windows[old])
         return sum(2 * counts[c] * v + v * v for c, v in delta.items() if v)
 
-    def move(bot: str, old: int | None, new: int) -> None:
-        if old is not None:
-            for c in windows[old]:
-                seats[bot][c] -= 1
+    def move(bot: str, old: int, new: int) -> None:
+        counts = seats[bot]
+        for c in windows[old]:
+            counts[c] -= 1
         for c in windows[new]:
-            seats[bot][c] += 1
-
-    orders: list[list[str]] = []
-    for group in groups:
-        order: list[str] = []
-        for q in range(k):
-            free = [b for b in group if b not in order]
-            scores = {b: gain(b, None, q) for b in free}
-            least = min(scores.values())
-            pick = next(b for b in free if scores[b] == least)
-            move(pick, None, q)
-            order.append(pick)
-        orders.append(order)
-
-    member_of: dict[str, list[int]] = {}
-    for j, group in enumerate(groups):
-        for bot in group:
-            member_of.setdefault(bot, []).append(j)
-
-    def uneven() -> list[str]:
-        return [bot for bot, counts in seats.items() if max(counts) - min(counts) > 1]
+            counts[c] += 1
+        if max(counts) - min(counts) > 1:
+            uneven.add(bot)
+        else:
+            uneven.discard(bot)
 
     for _ in range(_SEAT_BUDGET):
-        bad = uneven()
-        if not bad:
-            break
-        bot = rng.choice(bad)
-        j = rng.choice(member_of[bot])
-        order = orders[j]
+        if not uneven:
+            return
+        bot = rng.choice(sorted(uneven))
+        order = orders[rng.choice(member_of[bot])]
         q = order.index(bot)
-        options = []
-        for r, other in enumerate(order):
-            if r != q:
-                options.append((gain(bot, q, r) + gain(other, r, q), r, other))
+        options = [
+            (gain(bot, q, r) + gain(other, r, q), r, other)
+            for r, other in enumerate(order)
+            if r != q
+        ]
         low = min(o[0] for o in options)
         delta, r, other = rng.choice([o for o in options if o[0] == low])
         if delta <= 0 or rng.random() < math.exp(-delta / 2):
             move(bot, q, r)
             move(other, r, q)
             order[q], order[r] = other, bot
-    return orders
+
+
+def _equitable_colouring(
+    groups: list[tuple[str, ...]], k: int, colours: int
+) -> list[dict[str, int]]:
+    """Colour each (group, member) so that every group has every colour ``k / colours``
+    times and every bot has every colour equally often, within one.
+
+    Cut each group into runs of ``colours`` members and each bot's groups into runs of
+    ``colours``: no vertex of this bipartite graph has degree above ``colours``, so (König)
+    ``colours`` colours colour it properly. Each edge takes a colour free at both ends,
+    after swapping two colours along an alternating path if needed. A full run holds every
+    colour once; a bot's last run holds any colour at most once.
+    """
+    per_group = k // colours
+    seen: Counter[str] = Counter()
+    keys = []  # (bot, its run) per (group, member), in order
+    for group in groups:
+        for bot in group:
+            keys.append((bot, seen[bot] // colours))
+            seen[bot] += 1
+    runs = {key: vertex for vertex, key in enumerate(dict.fromkeys(keys))}
+    # vertices: the bots' runs, then the groups' runs
+    edges = []  # (bot run, group run, group, bot)
+    members = ((j, at, bot) for j, group in enumerate(groups) for at, bot in enumerate(group))
+    for key, (j, at, bot) in zip(keys, members, strict=True):
+        edges.append((runs[key], len(runs) + j * per_group + at // colours, j, bot))
+    by_colour: list[dict[int, int]] = [{} for _ in range(len(runs) + len(groups) * per_group)]
+    for run, part, _, _ in edges:
+        alpha = next(c for c in range(colours) if c not in by_colour[run])
+        beta = next(c for c in range(colours) if c not in by_colour[part])
+        if alpha in by_colour[part]:
+            # Swap alpha and beta along the path leaving the group run by alpha; in a
+            # bipartite graph it never reaches the bot run (where alpha is free).
+            path, vertex, colour = [], part, alpha
+            while colour in by_colour[vertex]:
+                nxt = by_colour[vertex][colour]
+                path.append((vertex, nxt, colour))
+                vertex, colour = nxt, beta if colour == alpha else alpha
+            for a, b, c in path:
+                del by_colour[a][c], by_colour[b][c]
+            for a, b, c in path:
+                swapped = beta if c == alpha else alpha
+                by_colour[a][swapped], by_colour[b][swapped] = b, a
+        by_colour[run][alpha], by_colour[part][alpha] = part, run
+    out: list[dict[str, int]] = [{} for _ in groups]
+    for run, part, j, bot in edges:
+        out[j][bot] = next(c for c, v in by_colour[run].items() if v == part)
+    return out
