@@ -267,13 +267,22 @@ class RefereeServer:
             time_bank_ms=time_bank_ms,
         )
 
+    def _fleet_ready(self, players: list[str]) -> None:
+        """The shared bot processes may be reconnecting (with backoff) after a test that
+        took their token over: seat them only once they are back."""
+        fleet = [p for p in players if p in FLEET]
+        if fleet:
+            self.wait_connected(*fleet)
+
     def run_match(self, game: str, players: list[str], **kwargs: Any) -> pb.MatchInfo:
         """Run a match and wait for its end (RunMatch with wait=true)."""
+        self._fleet_ready(players)
         request = self.match_request(game, players, wait=True, **kwargs)
         reply = self.arena.RunMatch(request, metadata=self.organiser(), timeout=MATCH_TIMEOUT)
         return reply.match
 
     def start_match(self, game: str, players: list[str], **kwargs: Any) -> str:
+        self._fleet_ready(players)
         request = self.match_request(game, players, wait=False, **kwargs)
         reply = self.arena.RunMatch(request, metadata=self.organiser(), timeout=RPC_TIMEOUT)
         return reply.match_id

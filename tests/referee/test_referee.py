@@ -603,7 +603,10 @@ def test_resumed_bot_still_gets_every_event_of_its_seat(
         )
         # the bot sets up and moves twice, then its stream goes silent; the opponent
         # moves (a few ms) and the next request, with that move's events, is lost
-        assert proxy.cut.wait(15), "the bot did not answer its first decisions"
+        assert proxy.cut.wait(30), (
+            f"the bot did not answer its first decisions: {ref.get_match(mid)}; "
+            f"received {[m.WhichOneof('kind') for _, m in first.messages]}"
+        )
         time.sleep(0.5)
         second = raw_bots(ref.address, token, player=player)  # same token: replaces the first
         info = ref.wait_match(mid)
