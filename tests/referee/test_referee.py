@@ -590,18 +590,19 @@ def test_resumed_bot_still_gets_every_event_of_its_seat(
     ref = referee_server
     token = ref.register("partitioned-bot").token
     proxy = Blackhole(ref.address)
-    player = legal_player({"stratego": "random"})
+    player = legal_player({"risk": "random"})
     answered = 3
     try:
         first = raw_bots(proxy.address, token, player=CutAfter(player, answered, proxy.cut))
         ref.wait_connected("partitioned-bot")
         mid = ref.start_match(
-            "stratego",
-            ["heuristic", "partitioned-bot"],
+            "risk",  # a Risk game cannot end within a few decisions, whatever the dice
+            ["rand", "partitioned-bot", "aggressive"],
             seed=81,
+            options=dict(RISK_LIMIT),
             decision_ms=10_000,  # the lost request must not time out before the bot is back
         )
-        # the bot sets up and moves twice, then its stream goes silent; the opponent
+        # the bot answers three decisions, then its stream goes silent; the others
         # moves (a few ms) and the next request, with that move's events, is lost
         assert proxy.cut.wait(30), (
             f"the bot did not answer its first decisions: {ref.get_match(mid)}; "
@@ -612,15 +613,20 @@ def test_resumed_bot_still_gets_every_event_of_its_seat(
         info = ref.wait_match(mid)
     finally:
         proxy.close()
-    assert_sensible_result(info, 2)
+    assert_sensible_result(info, 3)
     assert not info.result.forfeits
     rec = assert_replay_verifies(info)
     resumed = second.of_kind("match_started", mid)
     kinds = [m.WhichOneof("kind") for _, m in second.messages]
-    assert len(resumed) == 1 and resumed[0].resumed and resumed[0].seat == 1, (resumed, kinds)
+    assert len(resumed) == 1 and resumed[0].resumed and resumed[0].seat == 1, (
+        resumed,
+        kinds,
+        info.result,
+        [m.WhichOneof("kind") for _, m in first.messages],
+    )
     _, got_first = seen_by(first, mid)
     _, got_second = seen_by(second, mid)
-    game = REGISTRY.game("stratego")
+    game = REGISTRY.game("risk")
     shown = [game.public_event(e, 1) for e in rec.events]
     expected = json.loads(json.dumps([e for e in shown if e is not None]))
     missing = [e for e in expected if e not in got_first + got_second]
