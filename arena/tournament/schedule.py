@@ -29,6 +29,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 #: the most groups a schedule plays when the caller does not say (``max_groups``)
 DEFAULT_MAX_GROUPS = 2000
 
@@ -39,7 +41,7 @@ _DESIGN_SEED = 20240601
 _SEED_BITS = 31
 # Iterations per search; the defaults balance realistic fields in well under a second.
 _CYCLIC_BUDGET = 1_500
-_SWAP_BUDGET = 500
+_SWAP_BUDGET = 300
 _SEAT_BUDGET = 50_000
 # Random draws when looking for a member or a group to move.
 _SAMPLES = 16
@@ -57,7 +59,8 @@ class ScheduledMatch:
     players: tuple[str, ...]
     #: the match's dice / shuffle seed, shared by the rotations of one deal
     seed: int
-    #: the deal number: after each round every group has played every rotation once more
+    #: the deal: round ``r`` holds deal ``r`` of every group, so a tournament stopped
+    #: between rounds has played as many games of every group
     round: int
     #: index of the group (the set of bots) in the schedule, to gather its results
     group: int
@@ -89,11 +92,13 @@ def round_robin(
       for a larger ``max_groups``.
 
     Each group plays ``games_per_pairing`` games: ``ceil(games / k)`` deals, each a fresh
-    seed played in the ``k`` cyclic rotations of the group's base order (the last deal only
-    in ``games % k`` of them). With ``games_per_pairing`` a multiple of ``k``, every bot
-    sits in every seat equally often; otherwise the base orders are chosen (greedily, then
-    by local search) so that each bot's seat counts over the whole schedule are as even as
-    the search can make them, within one whenever it finds such an assignment.
+    seed played in the ``k`` cyclic rotations of the group's base order (the last deal in
+    only ``games % k`` of them). With ``games_per_pairing`` a multiple of ``k`` every bot
+    sits in every seat equally often. Otherwise the base orders come from an equitable edge
+    colouring (see :func:`_seat_orders`), which puts every bot in every seat equally often
+    within one over the whole schedule whenever ``min(games % k, k - games % k)`` divides
+    ``k`` (every case up to six seats but five seats with ``games % 5`` in 2, 3); in the
+    remaining cases a local search aims for the same and returns the most even it found.
 
     The schedule depends on the set of names, not their order. Matches come in round
     (deal) order, then group, then rotation, so stopping between rounds leaves every group
@@ -102,6 +107,7 @@ def round_robin(
     names = _check_bots(bots, "bots")
     k = _check_seats(seats)
     games = _check_games(games_per_pairing)
+    _check_seed(seed)
     if len(names) < k:
         raise ValueError(
             f"{k} seats need at least {k} bots, got {len(names)}: {', '.join(names) or 'none'}"
@@ -133,6 +139,7 @@ def gauntlet(
         raise ValueError(f"the challenger {challenger!r} is also in the field")
     k = _check_seats(seats)
     games = _check_games(games_per_pairing)
+    _check_seed(seed)
     if len(others) < k - 1:
         raise ValueError(
             f"{k} seats need a field of at least {k - 1} bots besides the challenger, "
@@ -191,6 +198,11 @@ def _check_games(games: int) -> int:
     if isinstance(games, bool) or not isinstance(games, int) or games < 1:
         raise ValueError(f"games_per_pairing must be an integer >= 1, got {games!r}")
     return games
+
+
+def _check_seed(seed: int) -> None:
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
 
 
 def _check_max_groups(max_groups: int | None) -> int:
@@ -278,18 +290,12 @@ def _design(n: int, k: int, max_groups: int) -> list[tuple[int, ...]]:
         if design is not None:
             return design
     every = math.comb(n, k)
-    hint = next(
-        (
-            t * n
-            for t in range(most + 1, every // n + 1)
-            if _class_counts_fit(n, t * (k - 1) * k // 2)
-        ),
-        every,
-    )
+    larger = (t * n for t in range(most + 1, most + 1 + _FALLBACK_TRIES) if t * n < every)
+    works = next((size for size in larger if _cyclic_design(n, k, size // n, rng)), every)
     raise ValueError(
         f"cannot balance {n} bots in groups of {k} with max_groups={max_groups} (every pair "
-        f"meeting equally often or within one, every bot in as many groups); try "
-        f"max_groups >= {hint} (every one of the {every} groups needs {every})"
+        f"meeting equally often or within one, every bot in as many groups); "
+        f"max_groups={works} would (all {every} groups need max_groups >= {every})"
     )
 
 
@@ -317,50 +323,60 @@ def _cyclic_design(n: int, k: int, blocks: int, rng: random.Random) -> list[tupl
     half = n // 2
     if blocks < 1 or not _class_counts_fit(n, blocks * math.comb(k, 2)):
         return None
-    # weight: meetings per difference of the class; size: pairs in the class (halved for
-    # d = n / 2); so sum(size * meetings**2) is the pairs' sum of squares, over n / 2.
-    weight = [0] + [2 if 2 * d == n else 1 for d in range(1, half + 1)]
-    size = [0] + [1 if 2 * d == n else 2 for d in range(1, half + 1)]
-    cls = [[min((a - b) % n, (b - a) % n) for b in range(n)] for a in range(n)]
-    found = [0] * (half + 1)  # differences per class over all base blocks
+    classes = np.arange(half + 1)
+    weight = np.where(2 * classes == n, 2, 1)  # meetings per difference of the class
+    size = np.where(2 * classes == n, 1, 2)  # pairs in the class, over n / 2
+    unit = size * weight**2  # so the pairs' sum of squares is sum(unit * found**2)
+    unit[0] = 0
+    ids = np.arange(n)
+    cls = np.minimum((ids[:, None] - ids) % n, (ids - ids[:, None]) % n)
+    found = np.zeros(half + 1, dtype=np.int64)  # differences per class, all base blocks
 
-    def moves(block: list[int], leaving: int | None) -> tuple[int, int, dict[int, int]]:
-        """The best bot number to take ``leaving``'s place in ``block`` (or to join it)."""
+    def move(block: list[int], leaving: int | None) -> tuple[int, int]:
+        """The best bot number to take ``leaving``'s place in ``block`` (or join it): the
+        change in the sum of squares and the number. Updates nothing."""
         rest = [z for z in block if z != leaving]
-        base: Counter[int] = Counter()
+        after = found.copy()
+        cost = 0
         if leaving is not None:
-            base.subtract(cls[leaving][z] for z in rest)
-        options = []
-        for y in range(n):
-            if y in block:
-                continue
-            changes = base.copy()
-            changes.update(cls[y][z] for z in rest)
-            delta = 0
-            for d, c in changes.items():
-                if c:
-                    now, step = weight[d] * found[d], weight[d] * c
-                    delta += size[d] * (2 * now * step + step * step)
-            options.append((delta, y, changes))
-        low = min(o[0] for o in options)
-        return rng.choice([o for o in options if o[0] == low])
+            for d in cls[leaving, rest]:
+                cost += int(unit[d] * (1 - 2 * after[d]))
+                after[d] -= 1
+        # adding y: each new difference costs unit * (2 * count + 1), counting the
+        # same class already added for y
+        grid = cls[:, rest]
+        added = np.zeros(n, dtype=np.int64)
+        for j in range(len(rest)):
+            column = grid[:, j]
+            repeats = (grid[:, :j] == column[:, None]).sum(axis=1)
+            added += unit[column] * (2 * (after[column] + repeats) + 1)
+        added[block] = np.iinfo(np.int64).max
+        low = int(added.min())
+        return cost + low, int(rng.choice(np.flatnonzero(added == low).tolist()))
+
+    def place(block: list[int], at: int | None, y: int) -> None:
+        """Put ``y`` in ``block`` (at index ``at``, or at the end) and count its differences."""
+        rest = [z for i, z in enumerate(block) if i != at]
+        if at is not None:
+            np.subtract.at(found, cls[block[at], rest], 1)
+            block[at] = y
+        else:
+            block.append(y)
+        np.add.at(found, cls[y, rest], 1)
 
     base_blocks: list[list[int]] = []
     for _ in range(blocks):  # greedy: each new member balances the differences so far
         block = [0]  # translates of a block are the same block, so start each at 0
         while len(block) < k:
-            _, y, changes = moves(block, None)
-            for d, c in changes.items():
-                found[d] += c
-            block.append(y)
+            place(block, None, move(block, None)[1])
         base_blocks.append(block)
 
     # Local search: move a member with a difference in a most-met class to where the
     # differences gain most; a worse move now and then (annealing) leaves local minima.
     for _ in range(_CYCLIC_BUDGET):
-        meets = [weight[d] * found[d] for d in range(half + 1)]
-        most = max(meets[1:], default=0)
-        if most - min(meets[1:], default=0) <= 1:
+        meets = weight[1:] * found[1:]  # n >= 2 here, so there is a class
+        most = int(meets.max())
+        if most - int(meets.min()) <= 1:
             return [
                 tuple(sorted((x + shift) % n for x in block))
                 for block in base_blocks
@@ -369,13 +385,11 @@ def _cyclic_design(n: int, k: int, blocks: int, rng: random.Random) -> list[tupl
         for _ in range(_SAMPLES):
             block = rng.choice(base_blocks)
             at = rng.randrange(k)
-            if any(meets[cls[block[at]][z]] == most for z in block if z != block[at]):
+            if any(weight[d] * found[d] == most for d in cls[block[at], block] if d):
                 break
-        delta, y, changes = moves(block, block[at])
+        delta, y = move(block, block[at])
         if delta <= 0 or rng.random() < math.exp(-delta):
-            for d, c in changes.items():
-                found[d] += c
-            block[at] = y
+            place(block, at, y)
     return None
 
 
@@ -387,8 +401,8 @@ def _swap_design(n: int, k: int, size: int, rng: random.Random) -> list[tuple[in
     """
     # Every bot meets r * (k - 1) others (with repeats), r = size * k / n; pairs within one
     # need that between (n - 1) * low and (n - 1) * (low + 1).
-    low = size * math.comb(k, 2) // math.comb(n, 2)
-    if not (n - 1) * low <= size * k // n * (k - 1) <= (n - 1) * (low + 1):
+    floor = size * math.comb(k, 2) // math.comb(n, 2)
+    if not (n - 1) * floor <= size * k // n * (k - 1) <= (n - 1) * (floor + 1):
         return None
     meet = [[0] * n for _ in range(n)]
     uses = [0] * n
@@ -397,8 +411,8 @@ def _swap_design(n: int, k: int, size: int, rng: random.Random) -> list[tuple[in
         group: list[int] = []
         for _ in range(k):
             free = [i for i in range(n) if i not in group]
-            low = min(uses[i] for i in free)
-            scores = {i: sum(meet[i][j] for j in group) for i in free if uses[i] == low}
+            fewest = min(uses[i] for i in free)
+            scores = {i: sum(meet[i][j] for j in group) for i in free if uses[i] == fewest}
             least = min(scores.values())
             pick = rng.choice([i for i, s in scores.items() if s == least])
             for j in group:
@@ -436,25 +450,24 @@ def _swap_design(n: int, k: int, size: int, rng: random.Random) -> list[tuple[in
             for y in g2:
                 if y in g1:
                     continue
-                changes: Counter[tuple[int, int]] = Counter()
-                for z in g1:
-                    if z != x:
-                        changes[min(x, z), max(x, z)] -= 1
-                        changes[min(y, z), max(y, z)] += 1
-                for w in g2:
-                    if w != y:
-                        changes[min(y, w), max(y, w)] -= 1
-                        changes[min(x, w), max(x, w)] += 1
-                delta = sum(2 * meet[a][b] * c + c * c for (a, b), c in changes.items())
-                options.append((delta, second, y, changes))
+                # x leaves its partners in g1 only (not in g2) for y, y those in g2 for x;
+                # each pair changes by one, so the sum of squares by 2 * (new - old + 1)
+                only1 = [z for z in g1 if z != x and z not in g2]
+                only2 = [w for w in g2 if w != y and w not in g1]
+                delta = 2 * sum(meet[y][z] - meet[x][z] + 1 for z in only1)
+                delta += 2 * sum(meet[x][w] - meet[y][w] + 1 for w in only2)
+                options.append((delta, second, y, only1, only2))
         if not options:
             continue
         low = min(o[0] for o in options)
-        delta, second, y, changes = rng.choice([o for o in options if o[0] == low])
+        delta, second, y, only1, only2 = rng.choice([o for o in options if o[0] == low])
         if delta <= 0 or rng.random() < math.exp(-delta / 2):
-            for (a, b), c in changes.items():
-                if c:
-                    shift(a, b, c)
+            for z in only1:
+                shift(x, z, -1)
+                shift(y, z, 1)
+            for w in only2:
+                shift(y, w, -1)
+                shift(x, w, 1)
             g2 = groups[second]
             g1[g1.index(x)] = y
             g2[g2.index(y)] = x
