@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -334,6 +335,255 @@ def cmd_match_run(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- tournaments, leaderboards, bots -----------------------------------------------------
+
+
+def _store(args: argparse.Namespace) -> Any:
+    from arena.store import Store
+
+    return Store(args.db)
+
+
+def _board_title(game: str, variants: str) -> str:
+    return f"{game} ({variants.replace('+', ', ') if variants else 'classic'})"
+
+
+class ProgressBar:
+    """One line redrawn in place on a terminal; a line now and then in a log."""
+
+    def __init__(self, stream: Any = None, width: int = 30) -> None:
+        import time
+
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.width = width
+        self._last = 0.0
+        self._clock = time.monotonic
+
+    def __call__(self, progress: Any) -> None:
+        now = self._clock()
+        done = progress.finished >= progress.total
+        if not self.tty and not done and now - self._last < 5.0:
+            return
+        self._last = now
+        filled = self.width * progress.finished // max(progress.total, 1)
+        bar = "#" * filled + "." * (self.width - filled)
+        elapsed = now - progress.started
+        rate = (progress.finished or 1) / max(elapsed, 1e-9)
+        left = (progress.total - progress.finished) / rate if progress.finished else 0
+        leader = ""
+        if progress.live:
+            best = max(progress.live, key=progress.live.__getitem__)
+            leader = f"  leader {best} ({progress.live[best]:.0f})"
+        problems = f"  {progress.problems} retried/failed" if progress.problems else ""
+        line = (
+            f"[{bar}] {progress.finished}/{progress.total} matches"
+            f"  {elapsed:.0f}s elapsed, ~{left:.0f}s left{problems}{leader}"
+        )
+        if self.tty:
+            self.stream.write("\r" + line[:160].ljust(160) + ("\n" if done else ""))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def _executor(args: argparse.Namespace) -> Any:
+    from arena.tournament.executor import LocalExecutor, RefereeClient
+
+    referee = RefereeClient(args.referee, args.organiser_key or "") if args.referee else None
+    return LocalExecutor(workers=args.workers, referee=referee)
+
+
+def _run_and_report(args: argparse.Namespace, store: Any, tournament: Any) -> int:
+    from arena.store import variant_key
+    from arena.tournament.leaderboard import compute, render
+    from arena.tournament.runner import run_tournament
+
+    progress = None if args.quiet else ProgressBar()
+    executor = _executor(args)
+    try:
+        summary = run_tournament(store, tournament.id, executor, progress=progress)
+    except KeyboardInterrupt:
+        print(f"\nstopped: resume with `arena tournament resume {tournament.id}`", file=sys.stderr)
+        return 130
+    finally:
+        executor.close()
+    print(
+        f"tournament {summary.tournament_id}: {summary.status}, {summary.finished}/"
+        f"{summary.total} matches finished ({summary.played} in this run)"
+    )
+    for match_id, why in sorted(summary.errors.items())[:10]:
+        print(f"  not played: {match_id}: {why.splitlines()[0] if why else '?'}")
+    if summary.status != "finished":
+        print(f"resume with: arena tournament resume {summary.tournament_id}")
+    rows = compute(store, tournament.game, tournament_id=tournament.id)
+    title = _board_title(tournament.game, variant_key(tournament.variants))
+    print()
+    print(render(rows, f"tournament {tournament.id}: {title}"))
+    return 0 if summary.status == "finished" else 1
+
+
+def cmd_tournament_run(args: argparse.Namespace) -> int:
+    from arena.tournament.runner import TournamentSpec, create_tournament
+
+    store = _store(args)
+    if args.resume:
+        return cmd_tournament_resume(args)
+    if not args.game or not args.bots:
+        raise ValueError("--game and --bots are needed (or --resume ID)")
+    options = {k: ("on" if v is None else v) for k, v in _parse_options(args.option).items()}
+    spec = TournamentSpec(
+        game=args.game,
+        bots=[b.strip() for b in args.bots.split(",") if b.strip()],
+        seats=args.seats,
+        games_per_pairing=args.games_per_pairing,
+        variants=args.variant,
+        options=options,
+        seed=args.seed,
+        format="gauntlet" if args.challenger else "round-robin",
+        challenger=args.challenger,
+        name=args.name or "",
+        decision_ms=args.decision_ms,
+        time_bank_ms=args.time_bank_ms,
+    )
+    tournament = create_tournament(store, spec)
+    total = sum(store.progress(tournament.id).values())
+    print(f"tournament {tournament.id}: {tournament.name}, {total} matches")
+    return _run_and_report(args, store, tournament)
+
+
+def cmd_tournament_resume(args: argparse.Namespace) -> int:
+    store = _store(args)
+    tournament_id = args.resume if getattr(args, "resume", None) else args.id
+    tournament = store.tournament(tournament_id)
+    if tournament is None:
+        raise ValueError(f"no tournament {tournament_id!r} in {args.db}")
+    left = sum(n for status, n in store.progress(tournament.id).items() if status != "finished")
+    print(f"tournament {tournament.id}: resuming, {left} matches to play")
+    return _run_and_report(args, store, tournament)
+
+
+def cmd_tournament_show(args: argparse.Namespace) -> int:
+    from arena.store import variant_key
+    from arena.tournament.leaderboard import compute, render
+
+    store = _store(args)
+    t = store.tournament(args.id)
+    if t is None:
+        raise ValueError(f"no tournament {args.id!r} in {args.db}")
+    counts = store.progress(t.id)
+    total = sum(counts.values())
+    print(f"tournament {t.id}: {t.name}")
+    print(f"  game: {_board_title(t.game, variant_key(t.variants))}")
+    if t.options:
+        print("  options: " + ", ".join(f"{k}={v}" for k, v in sorted(t.options.items())))
+    print(f"  {t.format}, {t.seats} seats, {t.games_per_pairing} games per pairing, seed {t.seed}")
+    print(
+        f"  status: {t.status}; matches: "
+        + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+        + f" (of {total})"
+    )
+    entries = store.entries(t.id)
+    print(
+        "  bots: " + ", ".join(e.label + (" (challenger)" if e.challenger else "") for e in entries)
+    )
+    if args.matches:
+        print()
+        for m in store.tournament_matches(t.id):
+            places = m.result["places"] if m.result and m.status == "finished" else []
+            seated = ", ".join(
+                f"{p}" + (f" ({places[i]})" if places else "") for i, p in enumerate(m.players)
+            )
+            extra = f"  [{m.error.splitlines()[0]}]" if m.error and m.status != "finished" else ""
+            print(f"  {m.id}  {m.status:<8}  {seated}{extra}")
+    print()
+    print(render(compute(store, t.game, tournament_id=t.id), "standings in this tournament:"))
+    return 0
+
+
+def cmd_tournament_list(args: argparse.Namespace) -> int:
+    store = _store(args)
+    rows = store.tournaments()
+    if not rows:
+        print("no tournaments yet")
+    for t in rows:
+        counts = store.progress(t.id)
+        print(
+            f"{t.id}  {t.status:<8}  {t.created:%Y-%m-%d %H:%M}  {t.name}  "
+            f"({counts.get('finished', 0)}/{sum(counts.values())} matches)"
+        )
+    return 0
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from arena.store import variant_key
+    from arena.tournament.leaderboard import refresh, render
+
+    store = _store(args)
+    boards = store.boards()
+    if args.game:
+        wanted = variant_key(args.variant) if args.variant or not args.all_variants else None
+        boards = [(g, v) for g, v in boards if g == args.game and (wanted is None or v == wanted)]
+        if not boards:
+            print(render([], _board_title(args.game, variant_key(args.variant))))
+            return 0
+    if not boards:
+        print(f"no finished matches in {args.db} yet")
+    for index, (game, variants) in enumerate(boards):
+        if index:
+            print()
+        print(render(refresh(store, game, variants), _board_title(game, variants)))
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from arena.plugins import load_registry
+    from arena.ratings import head_to_head
+    from arena.store import variant_key
+    from arena.tournament.runner import resolve_bot
+
+    store = _store(args)
+    registry = load_registry()
+    a = resolve_bot(store, registry, args.game, args.a)
+    b = resolve_bot(store, registry, args.game, args.b)
+    wins = draws = losses = games = 0
+    for g in store.played(args.game, variant_key(args.variant)):
+        if a.id in g.bot_ids and b.id in g.bot_ids:
+            games += 1
+            pa = g.places[g.bot_ids.index(a.id)]
+            pb = g.places[g.bot_ids.index(b.id)]
+            wins += pa < pb
+            draws += pa == pb
+            losses += pa > pb
+    print(f"{a.label} against {b.label} in {_board_title(args.game, variant_key(args.variant))}:")
+    if not games:
+        print("  they have not met in a finished match yet")
+        return 0
+    h = head_to_head(wins, draws, losses, elo0=args.elo0, elo1=args.elo1)
+    print(
+        f"  {games} matches together; {a.label} placed ahead {wins}, level {draws}, behind {losses}"
+    )
+    print(f"  Elo difference: {h.elo:+.0f} (95% interval {h.elo_low:+.0f} .. {h.elo_high:+.0f})")
+    print(f"  likelihood of superiority: {h.los:.1%} that {a.label} is the stronger")
+    s = h.sprt
+    print(
+        f"  SPRT elo0={s.elo0:g} elo1={s.elo1:g}: LLR {s.llr:+.2f} in ({s.lower:.2f}, "
+        f"{s.upper:.2f}): {s.verdict}"
+    )
+    return 0
+
+
+def cmd_bots_list(args: argparse.Namespace) -> int:
+    store = _store(args)
+    rows = store.bots()
+    if not rows:
+        print(f"no bots in {args.db} yet: `arena bot register NAME` on a referee")
+    for bot in rows:
+        state = " (revoked)" if bot.revoked else ""
+        print(f"{bot.label:<32} {bot.kind:<6} {bot.created:%Y-%m-%d %H:%M}  {bot.id}{state}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="arena", description="AI bots play Risk and Stratego")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -447,6 +697,84 @@ def build_parser() -> argparse.ArgumentParser:
     mrun.add_argument("--organiser-key")
     mrun.add_argument("--replay")
     mrun.set_defaults(func=cmd_match_run)
+
+    def db_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--db",
+            default=os.environ.get("ARENA_DB", "arena.db"),
+            help="SQLite file or database URL (default: $ARENA_DB or arena.db)",
+        )
+
+    def run_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--workers",
+            type=int,
+            default=os.cpu_count() or 1,
+            help="worker processes for matches of house bots (default: one a core)",
+        )
+        p.add_argument(
+            "--referee", help="HOST:PORT of the referee where the registered bots connect"
+        )
+        p.add_argument("--organiser-key", help="the referee's organiser key, if it has one")
+        p.add_argument("--quiet", action="store_true", help="no progress bar")
+        db_option(p)
+
+    tour = sub.add_parser("tournament", help="run, resume and show tournaments")
+    tour_sub = tour.add_subparsers(dest="tournament_command", required=True)
+    trun = tour_sub.add_parser("run", help="create a tournament and play it")
+    trun.add_argument("--game")
+    trun.add_argument("--variant", action="append", default=[])
+    trun.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
+    trun.add_argument(
+        "--bots",
+        help="comma-separated: registered NAME or NAME@VERSION, house:NAME, or a house "
+        "bot's NAME when no registered bot has it",
+    )
+    trun.add_argument("--seats", type=int, default=2, help="players a match (default 2)")
+    trun.add_argument("--games-per-pairing", type=int, default=1)
+    trun.add_argument("--seed", type=int, default=0)
+    trun.add_argument("--challenger", help="play a gauntlet: this bot against the others")
+    trun.add_argument("--name")
+    trun.add_argument("--decision-ms", type=int, default=0, help="0: the referee's default")
+    trun.add_argument("--time-bank-ms", type=int, default=0)
+    trun.add_argument("--resume", metavar="ID", help="resume this stopped tournament instead")
+    run_options(trun)
+    trun.set_defaults(func=cmd_tournament_run)
+    tres = tour_sub.add_parser("resume", help="play what a stopped tournament has left")
+    tres.add_argument("id")
+    run_options(tres)
+    tres.set_defaults(func=cmd_tournament_resume)
+    tshow = tour_sub.add_parser("show", help="a tournament's state and standings")
+    tshow.add_argument("id", help="the tournament id (a unique prefix will do)")
+    tshow.add_argument("--matches", action="store_true", help="list every match")
+    db_option(tshow)
+    tshow.set_defaults(func=cmd_tournament_show)
+    tlist = tour_sub.add_parser("list", help="every tournament")
+    db_option(tlist)
+    tlist.set_defaults(func=cmd_tournament_list)
+
+    board = sub.add_parser("leaderboard", help="ratings with 95%% intervals, per game/variants")
+    board.add_argument("--game", help="one game (default: every game with results)")
+    board.add_argument("--variant", action="append", default=[])
+    board.add_argument("--all-variants", action="store_true", help="every variant set of --game")
+    db_option(board)
+    board.set_defaults(func=cmd_leaderboard)
+
+    compare = sub.add_parser("compare", help="two bots head to head: Elo, LOS, SPRT")
+    compare.add_argument("a")
+    compare.add_argument("b")
+    compare.add_argument("--game", required=True)
+    compare.add_argument("--variant", action="append", default=[])
+    compare.add_argument("--elo0", type=float, default=0.0, help="SPRT H0 (default 0)")
+    compare.add_argument("--elo1", type=float, default=10.0, help="SPRT H1 (default 10)")
+    db_option(compare)
+    compare.set_defaults(func=cmd_compare)
+
+    bots = sub.add_parser("bots", help="bots in the store")
+    bots_sub = bots.add_subparsers(dest="bots_command", required=True)
+    blist = bots_sub.add_parser("list", help="every bot version, registered and house")
+    db_option(blist)
+    blist.set_defaults(func=cmd_bots_list)
     return parser
 
 
@@ -455,7 +783,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except (ValueError, IllegalAction, BotError, OSError) as exc:
+    except (ValueError, KeyError, IllegalAction, BotError, OSError) as exc:
         print(f"arena: error: {exc}", file=sys.stderr)
         return 2
 

@@ -24,12 +24,16 @@ from grpc_reflection.v1alpha import reflection
 from arena.plugins import Registry, load_registry
 from arena.referee.connection import BotConnection
 from arena.referee.live import LiveMatch, Seat
-from arena.store import Store
+from arena.store import MatchRow, Store
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
 log = logging.getLogger("arena.referee")
 HOUSE_PREFIX = "house:"
+
+
+class AlreadyFinished(Exception):
+    """A match id whose result is in the store already: it is not played again."""
 
 
 @dataclass
@@ -121,20 +125,33 @@ class Referee:
         if match_id in self.matches:
             return self.matches[match_id]  # idempotent by match id
         seats = []
+        bot_ids = []
         for index, name in enumerate(request.players):
             if name.startswith(HOUSE_PREFIX):
                 spec = registry.bot(request.game, name[len(HOUSE_PREFIX) :])
+                row = self.store.house_bot(spec.name)
                 seats.append(
-                    Seat(label=name, house=spec.factory(index, request.seed * 1000 + index))
+                    Seat(label=row.label, house=spec.factory(index, request.seed * 1000 + index))
                 )
             else:
-                bot = self.store.latest_bot(name)
-                if bot is None:
+                row = self.store.find_bot(name) if "@" in name else self.store.latest_bot(name)
+                if row is None or row.kind != "remote" or row.revoked:
                     raise ValueError(
                         f"no registered bot named {name!r} (house bots: {HOUSE_PREFIX}NAME)"
                     )
-                seats.append(Seat(label=f"{bot.name}@{bot.version}", bot_id=bot.id))
+                seats.append(Seat(label=row.label, bot_id=row.id))
+            bot_ids.append(row.id)
         game.check_players(len(seats))
+        if not self.store.start_match(
+            match_id,
+            game.name,
+            [s.label for s in seats],
+            bot_ids,
+            [v.name for v in variants],
+            options,
+            request.seed,
+        ):
+            raise AlreadyFinished(match_id)
         match = LiveMatch(
             referee=self,
             match_id=match_id,
@@ -147,7 +164,6 @@ class Referee:
             time_bank_ms=request.time_bank_ms or self.config.time_bank_ms,
         )
         self.matches[match_id] = match
-        self.store.start_match(match_id, game.name, [s.label for s in seats])
         task = asyncio.create_task(match.play(), name=f"match-{match_id}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -357,6 +373,12 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         await self._organiser(context)
         try:
             match = self.referee.create_match(request)
+        except AlreadyFinished:  # a retried request: the result stands, nothing is replayed
+            row = self.referee.store.match(request.match_id)
+            return pb.RunMatchResponse(
+                match_id=request.match_id,
+                match=stored_info(self.referee.store, row) if request.wait else None,
+            )
         except ValueError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         response = pb.RunMatchResponse(match_id=match.match_id)
@@ -376,23 +398,7 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         row = self.referee.store.match(request.match_id)
         if row is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id}")
-        info = pb.MatchInfo(
-            match_id=row.id,
-            status=row.status,
-            game=row.game,
-            players=row.players,
-            replay_json=row.replay or "",
-        )
-        if row.result:
-            info.result.CopyFrom(
-                pb.Result(
-                    reason=row.result["reason"],
-                    places=row.result["places"],
-                    detail=row.result["detail"],
-                    forfeits=[pb.Forfeit(**f) for f in row.result.get("forfeits", [])],
-                )
-            )
-        return info
+        return stored_info(self.referee.store, row)
 
     async def WatchMatch(
         self,
@@ -412,6 +418,27 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
                 yield message
         finally:
             match.spectators.remove(queue)
+
+
+def stored_info(store: Store, row: MatchRow) -> pb.MatchInfo:
+    """A match as the store holds it (finished, aborted, or not started yet)."""
+    info = pb.MatchInfo(
+        match_id=row.id,
+        status=row.status,
+        game=row.game,
+        players=row.players,
+        replay_json=(store.replay(row.id) or "") if row.status == "finished" else "",
+    )
+    if row.result:
+        info.result.CopyFrom(
+            pb.Result(
+                reason=row.result["reason"],
+                places=row.result["places"],
+                detail=row.result["detail"],
+                forfeits=[pb.Forfeit(**f) for f in row.result.get("forfeits", [])],
+            )
+        )
+    return info
 
 
 async def start_server(referee: Referee, address: str) -> tuple[grpc.aio.Server, int]:

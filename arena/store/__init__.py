@@ -1,9 +1,44 @@
-"""The store: bots (with versions and hashed tokens) and matches, through SQLAlchemy.
+"""The store: bots (with versions and hashed tokens), tournaments, matches, seats,
+results, replays and ratings, through SQLAlchemy 2.
 
-SQLite file by default, PostgreSQL by URL. The tournament issue adds tournaments,
-ratings and Alembic migrations on top of these tables.
+SQLite file by default, PostgreSQL by URL; the schema is migrated by Alembic when a
+store is opened (``arena/store/migrate.py``).
 """
 
-from arena.store.db import Store, hash_token
+from arena.store.db import (
+    HOUSE_PREFIX,
+    NewMatch,
+    Outcome,
+    PlayedGame,
+    Store,
+    check_bot_name,
+    database_url,
+    hash_token,
+)
+from arena.store.models import (
+    BotRow,
+    EntryRow,
+    MatchRow,
+    RatingRow,
+    SeatRow,
+    TournamentRow,
+    variant_key,
+)
 
-__all__ = ["Store", "hash_token"]
+__all__ = [
+    "HOUSE_PREFIX",
+    "BotRow",
+    "EntryRow",
+    "MatchRow",
+    "NewMatch",
+    "Outcome",
+    "PlayedGame",
+    "RatingRow",
+    "SeatRow",
+    "Store",
+    "TournamentRow",
+    "check_bot_name",
+    "database_url",
+    "hash_token",
+    "variant_key",
+]

@@ -1,4 +1,11 @@
-"""SQLAlchemy models and the Store facade used by the referee."""
+"""The Store: the one source of truth for bots, tournaments, matches, results and ratings.
+
+``Store(url)`` takes an SQLAlchemy URL (``sqlite:///arena.db``, ``postgresql://...``) or
+a plain path (an SQLite file) and migrates the database to the newest schema on open.
+Every method is one short transaction; a match's result is written at most once
+(:meth:`Store.record_result` is idempotent by match id), so a retried or duplicated
+delivery of the same result cannot count twice.
+"""
 
 from __future__ import annotations
 
@@ -7,24 +14,31 @@ import hmac
 import json
 import secrets
 import uuid
-from datetime import UTC, datetime
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import (
-    JSON,
-    Boolean,
-    DateTime,
-    Integer,
-    String,
-    Text,
-    create_engine,
-    select,
+from sqlalchemy import Engine, create_engine, event, func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from arena.store import migrate
+from arena.store.models import (
+    BotRow,
+    EntryRow,
+    MatchRow,
+    RatingRow,
+    ReplayRow,
+    SeatRow,
+    TournamentRow,
+    now,
+    variant_key,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
-
-def _now() -> datetime:
-    return datetime.now(UTC)
+HOUSE_PREFIX = "house:"
+#: statuses of a match that will not change any more
+FINAL = ("finished",)
 
 
 def hash_token(token: str) -> str:
@@ -32,93 +46,203 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-class Base(DeclarativeBase):
-    pass
+def check_bot_name(name: str) -> str:
+    if not name or len(name) > 64 or not name.replace("-", "").replace("_", "").isalnum():
+        raise ValueError(f"bot name {name!r}: 1-64 letters, digits, '-' or '_'")
+    return name
 
 
-class BotRow(Base):
-    __tablename__ = "bots"
-
-    id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    name: Mapped[str] = mapped_column(String(64), index=True)
-    version: Mapped[int] = mapped_column(Integer)
-    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
-    revoked: Mapped[bool] = mapped_column(Boolean, default=False)
-    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+def database_url(url: str) -> str:
+    """A plain path means an SQLite file; ``postgresql://`` uses the psycopg 3 driver."""
+    if "://" not in url:
+        return f"sqlite:///{url}"
+    if url.startswith(("postgresql://", "postgres://")):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
 
 
-class MatchRow(Base):
-    __tablename__ = "matches"
+def make_engine(url: str) -> Engine:
+    url = database_url(url)
+    if url.startswith("sqlite"):
+        # several processes share one file (a referee, the CLI, worker processes): WAL
+        # lets readers go on while one writes, and writers wait for each other
+        engine = create_engine(url, connect_args={"timeout": 60})
 
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    game: Mapped[str] = mapped_column(String(32))
-    status: Mapped[str] = mapped_column(String(16))  # running, finished, aborted
-    players: Mapped[list[str]] = mapped_column(JSON)
-    result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
-    replay: Mapped[str | None] = mapped_column(Text, nullable=True)
-    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
-    finished: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+        @event.listens_for(engine, "connect")
+        def _pragmas(dbapi_connection: Any, _record: Any) -> None:
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA busy_timeout=60000")
+            cursor.close()
+
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+@dataclass(frozen=True)
+class SeatResult:
+    seat: int
+    place: int
+    forfeit: str | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a match ended, as the store records it.
+
+    ``status`` is ``finished`` (played to its end: rated), ``aborted`` (stopped before
+    its end: a referee shutting down, a lost worker; played again from the start) or
+    ``failed`` (it cannot be played as asked: an unknown bot, a bot's crash in-process;
+    not retried by a run, played again when the tournament is resumed)."""
+
+    match_id: str
+    status: str
+    reason: str = ""
+    places: tuple[int, ...] = ()
+    detail: str = ""
+    forfeits: tuple[tuple[int, str], ...] = ()
+    replay: str | None = None
+    error: str | None = None
+
+    def result(self) -> dict[str, Any]:
+        return {
+            "reason": self.reason,
+            "places": list(self.places),
+            "detail": self.detail,
+            "forfeits": [{"seat": s, "why": w} for s, w in self.forfeits],
+        }
+
+
+@dataclass
+class NewMatch:
+    """A match to write with its tournament (see :meth:`Store.create_tournament`)."""
+
+    match_id: str
+    match_key: str
+    round: int
+    group: int
+    seed: int
+    bot_ids: list[str]
+
+
+@dataclass
+class PlayedGame:
+    """A finished match as the ratings read it: bot ids and their places, by seat."""
+
+    match_id: str
+    bot_ids: list[str]
+    places: list[int]
+    forfeited: list[bool] = field(default_factory=list)
 
 
 class Store:
-    """The one source of truth for bots and matches."""
+    """Bots, tournaments, matches, results, replays and ratings."""
 
     def __init__(self, url: str = "sqlite:///arena.db") -> None:
-        if "://" not in url:  # a plain path means an SQLite file
-            url = f"sqlite:///{url}"
-        self.engine = create_engine(url)
-        Base.metadata.create_all(self.engine)
+        self.url = database_url(url)
+        self.engine = make_engine(url)
+        migrate.upgrade(self.engine)
         self._session = sessionmaker(self.engine, expire_on_commit=False)
 
     def session(self) -> Session:
         return self._session()
+
+    def close(self) -> None:
+        self.engine.dispose()
 
     # --- bots -----------------------------------------------------------------------
 
     def register_bot(self, name: str) -> tuple[BotRow, str]:
         """A new bot, or a new version of an existing name; returns it and its token
         (the only time the token exists in clear)."""
-        if not name or len(name) > 64 or not name.replace("-", "").replace("_", "").isalnum():
-            raise ValueError(f"bot name {name!r}: 1-64 letters, digits, '-' or '_'")
+        check_bot_name(name)
         # a fixed prefix: recognisable in logs and secret scanners, and never starting
         # with "-" (a token_urlsafe can), which a command line would take for an option
         token = "arena_" + secrets.token_urlsafe(32)
-        with self.session() as s, s.begin():
-            latest = s.scalar(
-                select(BotRow.version)
-                .where(BotRow.name == name)
-                .order_by(BotRow.version.desc())
-                .limit(1)
-            )
-            bot = BotRow(
-                id=str(uuid.uuid4()),
-                name=name,
-                version=(latest or 0) + 1,
-                token_hash=hash_token(token),
-            )
-            s.add(bot)
-        return bot, token
+        for _ in range(5):  # two registrations of one name at once: one retries
+            try:
+                with self.session() as s, s.begin():
+                    latest = s.scalar(select(func.max(BotRow.version)).where(BotRow.name == name))
+                    bot = BotRow(
+                        id=str(uuid.uuid4()),
+                        name=name,
+                        version=(latest or 0) + 1,
+                        kind="remote",
+                        token_hash=hash_token(token),
+                        revoked=False,
+                        created=now(),
+                    )
+                    s.add(bot)
+                return bot, token
+            except IntegrityError:
+                continue
+        raise RuntimeError(f"could not register {name!r}: too many registrations at once")
+
+    def house_bot(self, name: str) -> BotRow:
+        """The row of a house bot (``house:NAME``), created on first use."""
+        full = name if name.startswith(HOUSE_PREFIX) else HOUSE_PREFIX + name
+        check_bot_name(full[len(HOUSE_PREFIX) :])
+        with self.session() as s:
+            row = s.scalar(select(BotRow).where(BotRow.name == full, BotRow.version == 1))
+        if row is not None:
+            return row
+        try:
+            with self.session() as s, s.begin():
+                row = BotRow(
+                    id=str(uuid.uuid4()),
+                    name=full,
+                    version=1,
+                    kind="house",
+                    token_hash=None,
+                    revoked=False,
+                    created=now(),
+                )
+                s.add(row)
+            return row
+        except IntegrityError:  # created by another process meanwhile
+            with self.session() as s:
+                return s.scalars(select(BotRow).where(BotRow.name == full)).one()
 
     def bot_by_token(self, token: str) -> BotRow | None:
         digest = hash_token(token)
         with self.session() as s:
             bot = s.scalar(select(BotRow).where(BotRow.token_hash == digest))
-        if bot is None or not hmac.compare_digest(bot.token_hash, digest):
+        if bot is None or not hmac.compare_digest(bot.token_hash or "", digest):
             return None
         return bot
 
+    def bot(self, bot_id: str) -> BotRow | None:
+        with self.session() as s:
+            return s.get(BotRow, bot_id)
+
     def latest_bot(self, name: str) -> BotRow | None:
+        """The newest unrevoked version of a registered (remote) bot."""
         with self.session() as s:
             return s.scalar(
                 select(BotRow)
-                .where(BotRow.name == name, BotRow.revoked.is_(False))
+                .where(BotRow.name == name, BotRow.kind == "remote", BotRow.revoked.is_(False))
                 .order_by(BotRow.version.desc())
                 .limit(1)
             )
 
-    def bots(self) -> list[BotRow]:
+    def find_bot(self, spec: str) -> BotRow | None:
+        """``name`` (newest version), ``name@version`` or ``house:name``."""
+        name, _, version = spec.partition("@")
         with self.session() as s:
-            return list(s.scalars(select(BotRow).order_by(BotRow.name, BotRow.version)))
+            query = select(BotRow).where(BotRow.name == name)
+            if version:
+                if not version.isdigit():
+                    return None
+                query = query.where(BotRow.version == int(version))
+            return s.scalar(query.order_by(BotRow.version.desc()).limit(1))
+
+    def bots(self, include_house: bool = True) -> list[BotRow]:
+        with self.session() as s:
+            query = select(BotRow).order_by(BotRow.name, BotRow.version)
+            if not include_house:
+                query = query.where(BotRow.kind == "remote")
+            return list(s.scalars(query))
 
     def revoke_bot(self, bot_id: str) -> bool:
         with self.session() as s, s.begin():
@@ -135,9 +259,86 @@ class Store:
 
     # --- matches ----------------------------------------------------------------------
 
-    def start_match(self, match_id: str, game: str, players: list[str]) -> None:
+    def start_match(
+        self,
+        match_id: str,
+        game: str,
+        players: list[str],
+        bot_ids: Sequence[str] | None = None,
+        variants: Sequence[str] = (),
+        options: dict[str, str] | None = None,
+        seed: int = 0,
+    ) -> bool:
+        """Mark a match running (one more attempt), creating it if it is new (a match
+        outside any tournament). False if it has finished already: nothing to play."""
         with self.session() as s, s.begin():
-            s.merge(MatchRow(id=match_id, game=game, status="running", players=players))
+            row = s.get(MatchRow, match_id, with_for_update=True)
+            if row is None:
+                s.add(
+                    MatchRow(
+                        id=match_id,
+                        game=game,
+                        variants=list(variants),
+                        variant_key=variant_key(list(variants)),
+                        options=dict(options or {}),
+                        seed=seed,
+                        status="running",
+                        players=list(players),
+                        attempts=1,
+                        round=0,
+                        group=0,
+                        created=now(),
+                        started=now(),
+                    )
+                )
+                s.flush()
+                for seat, bot_id in enumerate(bot_ids or ()):
+                    s.add(SeatRow(match_id=match_id, seat=seat, bot_id=bot_id))
+                return True
+            if row.status in FINAL:
+                return False
+            row.status = "running"
+            row.attempts += 1
+            row.started = now()
+            row.error = None
+            return True
+
+    def record_result(self, outcome: Outcome) -> bool:
+        """Write a match's result once. True if this call wrote it; False if the match
+        had a final result already (a duplicate delivery: nothing changes) or is unknown.
+
+        An ``aborted`` outcome (stopped before its end) or a ``failed`` one (could not be
+        played as asked) only marks an unfinished match, to be played again."""
+        with self.session() as s, s.begin():
+            if outcome.status != "finished":
+                done = s.execute(
+                    update(MatchRow)
+                    .where(MatchRow.id == outcome.match_id, MatchRow.status.not_in(FINAL))
+                    .values(
+                        status=outcome.status,
+                        result=outcome.result(),
+                        error=outcome.error or outcome.detail or None,
+                        finished=now(),
+                    )
+                )
+                return done.rowcount == 1
+            # the guarded UPDATE is the idempotence: of two writers, one changes the row
+            done = s.execute(
+                update(MatchRow)
+                .where(MatchRow.id == outcome.match_id, MatchRow.status.not_in(FINAL))
+                .values(status="finished", result=outcome.result(), finished=now(), error=None)
+            )
+            if done.rowcount != 1:
+                return False
+            forfeits = dict(outcome.forfeits)
+            seats = s.scalars(select(SeatRow).where(SeatRow.match_id == outcome.match_id))
+            for seat in seats:
+                if seat.seat < len(outcome.places):
+                    seat.place = outcome.places[seat.seat]
+                seat.forfeit = forfeits.get(seat.seat)
+            if outcome.replay is not None:
+                s.merge(ReplayRow(match_id=outcome.match_id, data=outcome.replay))
+            return True
 
     def finish_match(
         self,
@@ -145,16 +346,210 @@ class Store:
         status: str,
         result: dict[str, Any] | None,
         replay: dict[str, Any] | None,
-    ) -> None:
-        with self.session() as s, s.begin():
-            row = s.get(MatchRow, match_id)
-            if row is None:
-                return
-            row.status = status
-            row.result = result
-            row.replay = json.dumps(replay, separators=(",", ":")) if replay else None
-            row.finished = _now()
+    ) -> bool:
+        """:meth:`record_result` from the referee's result dict."""
+        result = result or {}
+        return self.record_result(
+            Outcome(
+                match_id=match_id,
+                status="finished" if status == "finished" else "aborted",
+                reason=result.get("reason", ""),
+                places=tuple(result.get("places", ())),
+                detail=result.get("detail", ""),
+                forfeits=tuple((f["seat"], f["why"]) for f in result.get("forfeits", ())),
+                replay=json.dumps(replay, separators=(",", ":")) if replay else None,
+            )
+        )
 
     def match(self, match_id: str) -> MatchRow | None:
         with self.session() as s:
             return s.get(MatchRow, match_id)
+
+    def replay(self, match_id: str) -> str | None:
+        with self.session() as s:
+            row = s.get(ReplayRow, match_id)
+            return row.data if row else None
+
+    def seats(self, match_id: str) -> list[SeatRow]:
+        with self.session() as s:
+            return list(
+                s.scalars(
+                    select(SeatRow).where(SeatRow.match_id == match_id).order_by(SeatRow.seat)
+                )
+            )
+
+    # --- tournaments ------------------------------------------------------------------
+
+    def create_tournament(
+        self,
+        tournament: TournamentRow,
+        entries: Iterable[EntryRow],
+        matches: Iterable[NewMatch],
+        labels: dict[str, str],
+    ) -> TournamentRow:
+        """Write a tournament, its entries and every match of its schedule (pending)
+        in one transaction: a tournament exists whole or not at all."""
+        created = now()
+        with self.session() as s, s.begin():
+            s.add(tournament)
+            s.flush()
+            s.add_all(entries)
+            s.flush()
+            seats = []
+            for m in matches:
+                s.add(
+                    MatchRow(
+                        id=m.match_id,
+                        tournament_id=tournament.id,
+                        match_key=m.match_key,
+                        round=m.round,
+                        group=m.group,
+                        game=tournament.game,
+                        variants=list(tournament.variants),
+                        variant_key=variant_key(tournament.variants),
+                        options=dict(tournament.options),
+                        seed=m.seed,
+                        status="pending",
+                        players=[labels[b] for b in m.bot_ids],
+                        attempts=0,
+                        created=created,
+                    )
+                )
+                seats.extend(
+                    SeatRow(match_id=m.match_id, seat=i, bot_id=b) for i, b in enumerate(m.bot_ids)
+                )
+            s.flush()
+            s.add_all(seats)
+        return tournament
+
+    def tournament(self, tournament_id: str) -> TournamentRow | None:
+        with self.session() as s:
+            row = s.get(TournamentRow, tournament_id)
+            if row is None and len(tournament_id) >= 4:  # a unique prefix will do
+                rows = list(
+                    s.scalars(
+                        select(TournamentRow).where(TournamentRow.id.startswith(tournament_id))
+                    ).all()
+                )
+                row = rows[0] if len(rows) == 1 else None
+            return row
+
+    def tournaments(self) -> list[TournamentRow]:
+        with self.session() as s:
+            return list(s.scalars(select(TournamentRow).order_by(TournamentRow.created)))
+
+    def entries(self, tournament_id: str) -> list[EntryRow]:
+        with self.session() as s:
+            return list(
+                s.scalars(
+                    select(EntryRow)
+                    .where(EntryRow.tournament_id == tournament_id)
+                    .order_by(EntryRow.label)
+                )
+            )
+
+    def set_tournament_status(self, tournament_id: str, status: str) -> None:
+        with self.session() as s, s.begin():
+            row = s.get(TournamentRow, tournament_id)
+            if row is None:
+                raise KeyError(f"no tournament {tournament_id}")
+            row.status = status
+            if status == "running" and row.started is None:
+                row.started = now()
+            if status == "finished":
+                row.finished = now()
+
+    def tournament_matches(
+        self, tournament_id: str, statuses: Sequence[str] | None = None
+    ) -> list[MatchRow]:
+        """The tournament's matches in schedule order (round, group, key)."""
+        with self.session() as s:
+            query = select(MatchRow).where(MatchRow.tournament_id == tournament_id)
+            if statuses is not None:
+                query = query.where(MatchRow.status.in_(list(statuses)))
+            query = query.order_by(MatchRow.round, MatchRow.group, MatchRow.match_key)
+            return list(s.scalars(query))
+
+    def match_seats(self, match_ids: Sequence[str]) -> dict[str, list[SeatRow]]:
+        out: dict[str, list[SeatRow]] = {m: [] for m in match_ids}
+        with self.session() as s:
+            for chunk in _chunks(list(match_ids), 500):
+                rows = s.scalars(
+                    select(SeatRow).where(SeatRow.match_id.in_(chunk)).order_by(SeatRow.seat)
+                )
+                for row in rows:
+                    out[row.match_id].append(row)
+        return out
+
+    def progress(self, tournament_id: str) -> Counter[str]:
+        """How many of the tournament's matches are in each status."""
+        with self.session() as s:
+            rows = s.execute(
+                select(MatchRow.status, func.count())
+                .where(MatchRow.tournament_id == tournament_id)
+                .group_by(MatchRow.status)
+            )
+            return Counter({status: count for status, count in rows})
+
+    # --- results for the ratings ------------------------------------------------------
+
+    def boards(self) -> list[tuple[str, str]]:
+        """Every (game, variant key) with at least one finished match."""
+        with self.session() as s:
+            rows = s.execute(
+                select(MatchRow.game, MatchRow.variant_key)
+                .where(MatchRow.status == "finished")
+                .distinct()
+                .order_by(MatchRow.game, MatchRow.variant_key)
+            )
+            return [(g, v) for g, v in rows]
+
+    def played(
+        self, game: str, variants: str | None = None, tournament_id: str | None = None
+    ) -> list[PlayedGame]:
+        """Finished matches of a game (and variant key, or tournament), oldest first."""
+        with self.session() as s:
+            query = (
+                select(MatchRow.id, SeatRow.bot_id, SeatRow.place, SeatRow.forfeit)
+                .join(SeatRow, SeatRow.match_id == MatchRow.id)
+                .where(MatchRow.game == game, MatchRow.status == "finished")
+                .order_by(MatchRow.finished, MatchRow.id, SeatRow.seat)
+            )
+            if variants is not None:
+                query = query.where(MatchRow.variant_key == variants)
+            if tournament_id is not None:
+                query = query.where(MatchRow.tournament_id == tournament_id)
+            games: dict[str, PlayedGame] = {}
+            for match_id, bot_id, place, forfeit in s.execute(query):
+                played = games.get(match_id)
+                if played is None:
+                    played = games[match_id] = PlayedGame(match_id, [], [], [])
+                played.bot_ids.append(bot_id)
+                played.places.append(place if place is not None else 0)
+                played.forfeited.append(forfeit is not None)
+        return [g for g in games.values() if all(p > 0 for p in g.places)]
+
+    def save_ratings(self, game: str, variants: str, rows: Iterable[RatingRow]) -> None:
+        """Replace the stored leaderboard of one game and variant set."""
+        with self.session() as s, s.begin():
+            for old in s.scalars(
+                select(RatingRow).where(RatingRow.game == game, RatingRow.variants == variants)
+            ):
+                s.delete(old)
+            s.flush()
+            s.add_all(rows)
+
+    def ratings(self, game: str, variants: str) -> list[RatingRow]:
+        with self.session() as s:
+            return list(
+                s.scalars(
+                    select(RatingRow)
+                    .where(RatingRow.game == game, RatingRow.variants == variants)
+                    .order_by(RatingRow.rank)
+                )
+            )
+
+
+def _chunks(items: list[str], size: int) -> Iterable[list[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

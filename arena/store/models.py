@@ -1,0 +1,186 @@
+"""The tables of the store (SQLAlchemy 2 declarative models).
+
+The schema is owned by the Alembic migrations in ``arena/store/migrations/``; these
+models must describe exactly what the migrations build (a test compares the two).
+
+* ``bots``: a registered bot is one row per *version*: registering a name again makes a
+  new version with a new token, and old results stay with the old version. House bots
+  (built-in or plugin bots played in-process) are rows too, named ``house:NAME``, with
+  no token, so every seat of every match points at a bot row.
+* ``tournaments`` and ``tournament_entries``: what was asked for, and which bot
+  versions take part.
+* ``matches`` and ``seats``: every scheduled or played match, who sat where, and the
+  places. A tournament's matches are written when it is created (status ``pending``),
+  so a stopped tournament resumes by playing what is not ``finished``.
+* ``replays``: the replay of a finished match, apart so listing matches stays cheap.
+* ``ratings``: the last computed leaderboard of a game and variant set, one row a bot.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def variant_key(variants: list[str] | tuple[str, ...]) -> str:
+    """A variant set as one string: names sorted, joined with "+"; "" for the classic game."""
+    return "+".join(sorted(variants))
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class BotRow(Base):
+    __tablename__ = "bots"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(String(80), index=True)
+    version: Mapped[int] = mapped_column(Integer)
+    #: "remote": connects to a referee with its token; "house": played in-process
+    kind: Mapped[str] = mapped_column(String(8), default="remote")
+    token_hash: Mapped[str | None] = mapped_column(String(64), unique=True, nullable=True)
+    revoked: Mapped[bool] = mapped_column(Boolean, default=False)
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+    __table_args__ = (UniqueConstraint("name", "version", name="uq_bots_name_version"),)
+
+    @property
+    def label(self) -> str:
+        """How leaderboards and match records name this version: ``name@version``."""
+        return f"{self.name}@{self.version}"
+
+
+class TournamentRow(Base):
+    __tablename__ = "tournaments"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(String(120), default="")
+    game: Mapped[str] = mapped_column(String(32))
+    variants: Mapped[list[str]] = mapped_column(JSON)
+    options: Mapped[dict[str, str]] = mapped_column(JSON)
+    #: "round-robin" or "gauntlet"
+    format: Mapped[str] = mapped_column(String(16))
+    seats: Mapped[int] = mapped_column(Integer)
+    games_per_pairing: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    decision_ms: Mapped[int] = mapped_column(Integer, default=0)
+    time_bank_ms: Mapped[int] = mapped_column(Integer, default=0)
+    #: created, running, stopped, finished
+    status: Mapped[str] = mapped_column(String(16), default="created")
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    started: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    finished: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class EntryRow(Base):
+    __tablename__ = "tournament_entries"
+
+    tournament_id: Mapped[str] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), primary_key=True
+    )
+    bot_id: Mapped[str] = mapped_column(ForeignKey("bots.id"), primary_key=True)
+    #: the name the schedule uses for this bot (unique within the tournament)
+    label: Mapped[str] = mapped_column(String(80))
+    #: the gauntlet's challenger
+    challenger: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class MatchRow(Base):
+    __tablename__ = "matches"
+
+    id: Mapped[str] = mapped_column(String(80), primary_key=True)
+    tournament_id: Mapped[str | None] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), nullable=True, index=True
+    )
+    #: the schedule's stable key of this match within its tournament
+    match_key: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    round: Mapped[int] = mapped_column(Integer, default=0)
+    group: Mapped[int] = mapped_column(Integer, default=0)
+    game: Mapped[str] = mapped_column(String(32))
+    variants: Mapped[list[str]] = mapped_column(JSON, default=list)
+    #: the variant set as leaderboards group it (:func:`variant_key`)
+    variant_key: Mapped[str] = mapped_column(String(200), default="")
+    options: Mapped[dict[str, str]] = mapped_column(JSON, default=dict)
+    seed: Mapped[int] = mapped_column(BigInteger, default=0)
+    #: pending, running, finished, aborted (not played to the end: played again)
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    #: seat labels (``name@version`` or ``house:NAME@1``), by seat
+    players: Mapped[list[str]] = mapped_column(JSON)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    #: how many times this match was started (a replayed match counts again)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    started: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    finished: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+    __table_args__ = (
+        UniqueConstraint("tournament_id", "match_key", name="uq_matches_tournament_key"),
+        Index("ix_matches_board", "game", "variant_key", "status"),
+    )
+
+
+class SeatRow(Base):
+    __tablename__ = "seats"
+
+    match_id: Mapped[str] = mapped_column(
+        ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True
+    )
+    seat: Mapped[int] = mapped_column(Integer, primary_key=True)
+    bot_id: Mapped[str] = mapped_column(ForeignKey("bots.id"), index=True)
+    #: 1 is best, ties share; empty until the match has finished
+    place: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    #: why this seat forfeited, if it did
+    forfeit: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class ReplayRow(Base):
+    __tablename__ = "replays"
+
+    match_id: Mapped[str] = mapped_column(
+        ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True
+    )
+    #: the replay JSON (docs/replay-format.md)
+    data: Mapped[str] = mapped_column(Text)
+
+
+class RatingRow(Base):
+    __tablename__ = "ratings"
+
+    game: Mapped[str] = mapped_column(String(32), primary_key=True)
+    #: the variant set, names sorted and joined with "+"; "" for the classic game
+    variants: Mapped[str] = mapped_column(String(200), primary_key=True)
+    bot_id: Mapped[str] = mapped_column(ForeignKey("bots.id"), primary_key=True)
+    rank: Mapped[int] = mapped_column(Integer)
+    games: Mapped[int] = mapped_column(Integer)
+    wins: Mapped[int] = mapped_column(Integer)
+    draws: Mapped[int] = mapped_column(Integer)
+    losses: Mapped[int] = mapped_column(Integer)
+    score: Mapped[float] = mapped_column(Float)
+    elo: Mapped[float] = mapped_column(Float)
+    elo_low: Mapped[float] = mapped_column(Float)
+    elo_high: Mapped[float] = mapped_column(Float)
+    online_elo: Mapped[float] = mapped_column(Float)
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    updated: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)

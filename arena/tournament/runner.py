@@ -1,0 +1,318 @@
+"""Creating, running and resuming tournaments on any :class:`Executor`.
+
+:func:`create_tournament` resolves the bots to bot versions, computes the schedule and
+writes the tournament with every match (``pending``) in one transaction.
+:func:`run_tournament` plays what is not finished yet: a new tournament, or one that
+was stopped (Ctrl-C, a crash, a lost worker) and is resumed. Finished matches are
+never played again and a result is written once (the store is idempotent by match
+id), so resuming neither replays nor double-counts a match. A match stopped half-way
+is played again from its start, with the same seed.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from arena.plugins import Registry, load_registry
+from arena.ratings import elo
+from arena.store import (
+    HOUSE_PREFIX,
+    BotRow,
+    EntryRow,
+    MatchRow,
+    NewMatch,
+    Outcome,
+    Store,
+    TournamentRow,
+    variant_key,
+)
+from arena.tournament.executor import Executor, MatchJob, SeatSpec
+from arena.tournament.schedule import gauntlet, round_robin
+
+FORMATS = ("round-robin", "gauntlet")
+#: a match stopped before its end (a worker lost, a referee unreachable) is played again
+#: this many times in all before the run gives up on it
+MAX_ATTEMPTS = 3
+
+
+@dataclass
+class TournamentSpec:
+    """What an organiser asks for. ``bots`` are ``name`` (a registered bot's newest
+    version, or else the house bot of that name), ``name@version`` or ``house:name``."""
+
+    game: str
+    bots: Sequence[str]
+    seats: int
+    games_per_pairing: int = 1
+    variants: Sequence[str] = ()
+    options: dict[str, str] = field(default_factory=dict)
+    seed: int = 0
+    format: str = "round-robin"
+    #: the gauntlet's challenger (one of ``bots``)
+    challenger: str | None = None
+    name: str = ""
+    decision_ms: int = 0
+    time_bank_ms: int = 0
+    max_groups: int | None = None
+
+
+def resolve_bot(store: Store, registry: Registry, game: str, spec: str) -> BotRow:
+    """The bot version a name stands for in a tournament of ``game``."""
+    spec = spec.strip()
+    if spec.startswith(HOUSE_PREFIX):
+        name = spec[len(HOUSE_PREFIX) :]
+        registry.bot(game, name)  # ValueError naming the house bots of the game
+        return store.house_bot(name)
+    if "@" in spec:
+        row = store.find_bot(spec)
+        if row is None:
+            raise ValueError(f"no bot version {spec!r} (see `arena bots list`)")
+        return row
+    row = store.latest_bot(spec)
+    if row is not None:
+        return row
+    if (game, spec) not in registry.bots:
+        house = ", ".join(sorted(b for g, b in registry.bots if g == game)) or "none"
+        raise ValueError(
+            f"no registered bot and no {game} house bot named {spec!r} "
+            f"(house bots of {game}: {house}; registered: `arena bots list`)"
+        )
+    return store.house_bot(spec)
+
+
+def create_tournament(
+    store: Store, spec: TournamentSpec, registry: Registry | None = None
+) -> TournamentRow:
+    """Check everything, then write the tournament and its whole schedule."""
+    registry = registry or load_registry()
+    game = registry.game(spec.game)
+    variants = registry.resolve_variants(spec.game, list(spec.variants))
+    options = dict(spec.options)
+    registry.check_options(spec.game, options, variants)
+    game.parse_options(options, variants)
+    game.check_players(spec.seats)
+    if spec.format not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {spec.format!r}")
+    rows: dict[str, BotRow] = {}
+    for name in spec.bots:
+        row = resolve_bot(store, registry, spec.game, name)
+        if row.id in rows:
+            raise ValueError(f"{row.label} is in the tournament twice ({name!r})")
+        if row.revoked:
+            raise ValueError(f"{row.label} is revoked")
+        rows[row.id] = row
+    by_label = {row.label: row for row in rows.values()}
+    if spec.format == "gauntlet":
+        if spec.challenger is None:
+            raise ValueError("a gauntlet needs a challenger")
+        challenger = resolve_bot(store, registry, spec.game, spec.challenger)
+        if challenger.id not in rows:
+            raise ValueError(f"the challenger {challenger.label} must be one of the bots")
+        field_labels = [label for label in by_label if label != challenger.label]
+        schedule = gauntlet(
+            challenger.label,
+            field_labels,
+            spec.seats,
+            spec.games_per_pairing,
+            spec.seed,
+            spec.max_groups,
+        )
+    else:
+        challenger = None
+        schedule = round_robin(
+            list(by_label), spec.seats, spec.games_per_pairing, spec.seed, spec.max_groups
+        )
+    tournament_id = uuid.uuid4().hex[:12]
+    tournament = TournamentRow(
+        id=tournament_id,
+        name=spec.name or f"{spec.game} {spec.format}",
+        game=spec.game,
+        variants=[v.name for v in variants],
+        options=options,
+        format=spec.format,
+        seats=spec.seats,
+        games_per_pairing=spec.games_per_pairing,
+        seed=spec.seed,
+        decision_ms=spec.decision_ms,
+        time_bank_ms=spec.time_bank_ms,
+        status="created",
+    )
+    entries = [
+        EntryRow(
+            tournament_id=tournament_id,
+            bot_id=row.id,
+            label=row.label,
+            challenger=challenger is not None and row.id == challenger.id,
+        )
+        for row in rows.values()
+    ]
+    matches = [
+        NewMatch(
+            match_id=f"{tournament_id}-{m.match_key}",
+            match_key=m.match_key,
+            round=m.round,
+            group=m.group,
+            seed=m.seed,
+            bot_ids=[by_label[label].id for label in m.players],
+        )
+        for m in schedule
+    ]
+    labels = {row.id: row.label for row in rows.values()}
+    return store.create_tournament(tournament, entries, matches, labels)
+
+
+def jobs(store: Store, tournament: TournamentRow, matches: Sequence[MatchRow]) -> list[MatchJob]:
+    """The matches as executor jobs, with each seat's bot version."""
+    bots = {row.id: row for row in store.bots()}
+    seats = store.match_seats([m.id for m in matches])
+    out = []
+    for match in matches:
+        specs = []
+        for seat in seats[match.id]:
+            bot = bots[seat.bot_id]
+            house = bot.name[len(HOUSE_PREFIX) :] if bot.kind == "house" else None
+            specs.append(SeatSpec(label=bot.label, house=house))
+        out.append(
+            MatchJob(
+                match_id=match.id,
+                game=match.game,
+                variants=tuple(match.variants),
+                options=dict(match.options),
+                seed=match.seed,
+                seats=tuple(specs),
+                decision_ms=tournament.decision_ms,
+                time_bank_ms=tournament.time_bank_ms,
+            )
+        )
+    return out
+
+
+@dataclass
+class Progress:
+    """What a progress display needs, after every result."""
+
+    tournament_id: str
+    total: int
+    finished: int
+    #: matches that could not be played (yet): aborted and failed, this run
+    problems: int
+    #: the last outcome and its match
+    job: MatchJob | None = None
+    outcome: Outcome | None = None
+    #: online Elo of this tournament's results so far, by bot label
+    live: dict[str, float] = field(default_factory=dict)
+    started: float = field(default_factory=time.monotonic)
+
+
+@dataclass
+class RunSummary:
+    tournament_id: str
+    status: str
+    total: int
+    finished: int
+    #: finished by this run (the rest had been played before a resume)
+    played: int
+    #: match id -> why it could not be played
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+def run_tournament(
+    store: Store,
+    tournament_id: str,
+    executor: Executor,
+    progress: Callable[[Progress], None] | None = None,
+    stop: threading.Event | None = None,
+    max_attempts: int = MAX_ATTEMPTS,
+    backoff_s: float = 1.0,
+) -> RunSummary:
+    """Play every match of the tournament that has not finished, then rate.
+
+    A match that ends ``aborted`` (lost worker, unreachable referee, a bot's crash) is
+    played again, after a pause that doubles, up to ``max_attempts`` attempts in all;
+    a ``failed`` one (it cannot be played as asked) is not. Interrupting (Ctrl-C, or
+    ``stop``) leaves the tournament ``stopped``: run it again to resume.
+    """
+    from arena.tournament.leaderboard import refresh
+
+    tournament = store.tournament(tournament_id)
+    if tournament is None:
+        raise KeyError(f"no tournament {tournament_id!r}")
+    tournament_id = tournament.id
+    all_matches = store.tournament_matches(tournament_id)
+    total = len(all_matches)
+    todo = [m for m in all_matches if m.status != "finished"]
+    already = total - len(todo)
+    attempts = {m.id: m.attempts for m in todo}
+    store.set_tournament_status(tournament_id, "running")
+    state = Progress(tournament_id, total, already, 0)
+    for game in store.played(tournament.game, tournament_id=tournament_id):
+        _live_update(state.live, _labels(store, game.bot_ids), game.places)
+    summary = RunSummary(tournament_id, "running", total, already, 0)
+    pending = jobs(store, tournament, todo)
+    stop = stop or threading.Event()
+
+    def on_outcome(job: MatchJob, outcome: Outcome) -> None:
+        attempts[job.match_id] = attempts.get(job.match_id, 0) + 1
+        # a referee that shares the store has written a result already: this write is
+        # then a no-op (idempotent by match id), and a finished job is never re-run
+        store.record_result(outcome)
+        if outcome.status == "finished":
+            state.finished += 1
+            summary.played += 1
+            summary.errors.pop(job.match_id, None)
+            _live_update(state.live, [s.label for s in job.seats], list(outcome.places))
+        else:
+            state.problems += 1
+            summary.errors[job.match_id] = outcome.error or outcome.detail or outcome.status
+            if outcome.status == "aborted" and attempts[job.match_id] < max_attempts:
+                retry.append(job)
+        state.job, state.outcome = job, outcome
+        if progress is not None:
+            progress(state)
+
+    interrupted = False
+    pause = backoff_s
+    try:
+        while pending and not stop.is_set():
+            retry: list[MatchJob] = []
+            executor.run(pending, on_outcome, stop)
+            pending = retry
+            if pending and not stop.is_set():
+                stop.wait(pause)
+                pause = min(pause * 2, 60.0)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        left = store.progress(tournament_id)
+        complete = left.get("finished", 0) == total
+        summary.finished = left.get("finished", 0)
+        summary.status = "finished" if complete else "stopped"
+        store.set_tournament_status(tournament_id, summary.status)
+    if summary.finished:
+        refresh(store, tournament.game, variant_key(tournament.variants))
+    if interrupted:
+        raise KeyboardInterrupt
+    return summary
+
+
+def _labels(store: Store, bot_ids: Sequence[str]) -> list[str]:
+    labels = []
+    for bot_id in bot_ids:
+        row = store.bot(bot_id)
+        labels.append(row.label if row else bot_id)
+    return labels
+
+
+def _live_update(live: dict[str, float], labels: Sequence[str], places: Sequence[int]) -> None:
+    """Online Elo over every pair of placements of one game (K = 16)."""
+    if len(set(labels)) != len(labels) or len(places) != len(labels):
+        return
+    for i in range(len(labels)):
+        for j in range(i + 1, len(labels)):
+            a, b = labels[i], labels[j]
+            score = 1.0 if places[i] < places[j] else 0.5 if places[i] == places[j] else 0.0
+            live[a], live[b] = elo.update(live.get(a, 1500.0), live.get(b, 1500.0), score)
