@@ -250,6 +250,7 @@ def cmd_referee(args: argparse.Namespace) -> int:
         open_registration=not args.registration_key,
         registration_key=args.registration_key or "",
         organiser_key=args.organiser_key or "",
+        tournament_workers=args.tournament_workers,
     )
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: serve() has shut down cleanly
         asyncio.run(
@@ -584,6 +585,18 @@ def cmd_bots_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_demo(args: argparse.Namespace) -> int:
+    from arena import demo
+
+    return demo.run(
+        db=args.db,
+        risk_games=args.risk_games,
+        stratego_games=args.stratego_games,
+        workers=args.workers,
+        quiet=args.quiet,
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="arena", description="AI bots play Risk and Stratego")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -663,6 +676,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ref.add_argument("--registration-key", help="close registration: bots need this key")
     ref.add_argument("--organiser-key", help="needed to run matches and revoke bots")
+    ref.add_argument(
+        "--tournament-workers",
+        type=int,
+        default=1,
+        help="processes for the house-bot matches of tournaments it plays (default 1)",
+    )
     ref.set_defaults(func=cmd_referee)
 
     bot = sub.add_parser("bot", help="register or run bots")
@@ -770,6 +789,18 @@ def build_parser() -> argparse.ArgumentParser:
     db_option(compare)
     compare.set_defaults(func=cmd_compare)
 
+    demo = sub.add_parser(
+        "demo",
+        help="the main job: a referee, the example bots as processes, Risk and Stratego "
+        "round robins, leaderboards",
+    )
+    demo.add_argument("--risk-games", type=int, default=3, help="games per Risk pairing")
+    demo.add_argument("--stratego-games", type=int, default=2, help="games per Stratego pairing")
+    demo.add_argument("--workers", type=int, default=2, help="processes for house-bot matches")
+    demo.add_argument("--quiet", action="store_true", help="no progress bar")
+    db_option(demo)
+    demo.set_defaults(func=cmd_demo)
+
     bots = sub.add_parser("bots", help="bots in the store")
     bots_sub = bots.add_subparsers(dest="bots_command", required=True)
     blist = bots_sub.add_parser("list", help="every bot version, registered and house")
@@ -783,7 +814,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except (ValueError, KeyError, IllegalAction, BotError, OSError) as exc:
+    except (ValueError, KeyError, RuntimeError, IllegalAction, BotError, OSError) as exc:
         print(f"arena: error: {exc}", file=sys.stderr)
         return 2
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import threading
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from grpc_reflection.v1alpha import reflection
 from arena.plugins import Registry, load_registry
 from arena.referee.connection import BotConnection
 from arena.referee.live import LiveMatch, Seat
-from arena.store import MatchRow, Store
+from arena.store import MatchRow, Store, TournamentRow, variant_key
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -49,6 +50,7 @@ class RefereeConfig:
     open_registration: bool = True
     registration_key: str = ""
     organiser_key: str = ""
+    tournament_workers: int = 1  # processes for a tournament's house-bot matches
 
 
 class Referee:
@@ -62,6 +64,9 @@ class Referee:
         self.matches: dict[str, LiveMatch] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._arrivals = asyncio.Condition()
+        #: where this referee listens (set by start_server): tournaments play through it
+        self.address = ""
+        self.tournaments = TournamentHost(self)
 
     # --- connections ------------------------------------------------------------------
 
@@ -187,6 +192,7 @@ class Referee:
 
     async def shutdown(self, grace_s: float) -> None:
         """Let matches in flight finish for ``grace_s``, then abort the rest cleanly."""
+        self.tournaments.stop_all()  # start no new match; those in flight may finish
         running = [t for t in self._tasks if not t.done()]
         if running:
             _, pending = await asyncio.wait(running, timeout=grace_s)
@@ -195,6 +201,71 @@ class Referee:
             await asyncio.gather(*pending, return_exceptions=True)
         for connection in list(self.connections.values()):
             self.detach(connection, "the referee is shutting down")
+        await asyncio.to_thread(self.tournaments.join, 10.0)
+
+
+class TournamentHost:
+    """Tournaments that this referee plays, each in a thread of its own.
+
+    A tournament's runner is the same code as ``arena tournament run``: house-bot
+    matches in worker processes, matches with connected bots through this referee's
+    own RunMatch (over loopback), results written once to the shared store."""
+
+    def __init__(self, referee: Referee) -> None:
+        self.referee = referee
+        self._runs: dict[str, tuple[threading.Thread, threading.Event]] = {}
+        self._lock = threading.Lock()
+
+    def running(self, tournament_id: str) -> bool:
+        run = self._runs.get(tournament_id)
+        return run is not None and run[0].is_alive()
+
+    def start(self, tournament_id: str) -> None:
+        with self._lock:
+            if self.running(tournament_id):
+                return  # idempotent: it is being played
+            stop = threading.Event()
+            thread = threading.Thread(
+                target=self._play, args=(tournament_id, stop), name=f"tournament-{tournament_id}"
+            )
+            self._runs[tournament_id] = (thread, stop)
+            thread.start()
+
+    def _play(self, tournament_id: str, stop: threading.Event) -> None:
+        from arena.tournament.executor import LocalExecutor, RefereeClient
+        from arena.tournament.runner import run_tournament
+
+        config = self.referee.config
+        executor = LocalExecutor(
+            workers=config.tournament_workers,
+            referee=RefereeClient(self.referee.address, config.organiser_key),
+        )
+        try:
+            summary = run_tournament(self.referee.store, tournament_id, executor, stop=stop)
+            log.info(
+                "tournament %s %s: %d/%d matches",
+                tournament_id,
+                summary.status,
+                summary.finished,
+                summary.total,
+            )
+        except Exception:
+            log.exception("tournament %s failed", tournament_id)
+        finally:
+            executor.close()
+
+    def stop(self, tournament_id: str) -> None:
+        run = self._runs.get(tournament_id)
+        if run is not None:
+            run[1].set()
+
+    def stop_all(self) -> None:
+        for _, stop in self._runs.values():
+            stop.set()
+
+    def join(self, timeout_s: float) -> None:
+        for thread, _ in list(self._runs.values()):
+            thread.join(timeout_s)
 
 
 def _check_key(given: str, expected: str) -> bool:
@@ -400,6 +471,106 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id}")
         return stored_info(self.referee.store, row)
 
+    # --- tournaments and leaderboards ------------------------------------------------
+
+    async def _tournament(self, tournament_id: str, context: grpc.aio.ServicerContext) -> Any:
+        row = self.referee.store.tournament(tournament_id) if tournament_id else None
+        if row is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no tournament {tournament_id!r}")
+        return row
+
+    def _info(self, row: Any, standings: bool = False) -> pb.TournamentInfo:
+        return tournament_info(self.referee.store, row, standings)
+
+    async def CreateTournament(
+        self,
+        request: pb.CreateTournamentRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> pb.TournamentInfo:
+        from arena.tournament.runner import TournamentSpec, create_tournament
+
+        await self._organiser(context)
+        spec = TournamentSpec(
+            game=request.game,
+            bots=list(request.bots),
+            seats=request.seats,
+            games_per_pairing=request.games_per_pairing or 1,
+            variants=list(request.variants),
+            options=dict(request.options),
+            seed=request.seed,
+            format="gauntlet" if request.challenger else "round-robin",
+            challenger=request.challenger or None,
+            name=request.name,
+            decision_ms=request.decision_ms,
+            time_bank_ms=request.time_bank_ms,
+        )
+        referee = self.referee
+        try:
+            row = await asyncio.to_thread(create_tournament, referee.store, spec, referee.registry)
+        except ValueError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        if request.start:
+            referee.tournaments.start(row.id)
+        return self._info(row)
+
+    async def StartTournament(
+        self,
+        request: pb.StartTournamentRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> pb.TournamentInfo:
+        await self._organiser(context)
+        row = await self._tournament(request.tournament_id, context)
+        if row.status != "finished":
+            self.referee.tournaments.start(row.id)
+        return self._info(row)
+
+    async def StopTournament(
+        self,
+        request: pb.StopTournamentRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> pb.TournamentInfo:
+        await self._organiser(context)
+        row = await self._tournament(request.tournament_id, context)
+        self.referee.tournaments.stop(row.id)
+        return self._info(row)
+
+    async def GetTournament(
+        self,
+        request: pb.GetTournamentRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> pb.TournamentInfo:
+        row = await self._tournament(request.tournament_id, context)
+        return await asyncio.to_thread(self._info, row, request.standings)
+
+    async def ListTournaments(
+        self,
+        request: pb.ListTournamentsRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> pb.ListTournamentsResponse:
+        rows = self.referee.store.tournaments()
+        return pb.ListTournamentsResponse(tournaments=[self._info(row) for row in rows])
+
+    async def GetLeaderboard(
+        self,
+        request: pb.GetLeaderboardRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> pb.Leaderboard:
+        referee = self.referee
+        try:
+            referee.registry.game(request.game)
+            variants = [
+                v.name
+                for v in referee.registry.resolve_variants(request.game, list(request.variants))
+            ]
+        except ValueError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        tournament_id = None
+        if request.tournament_id:
+            tournament_id = (await self._tournament(request.tournament_id, context)).id
+        return await asyncio.to_thread(
+            leaderboard_message, referee.store, request.game, variants, tournament_id
+        )
+
     async def WatchMatch(
         self,
         request: pb.WatchMatchRequest,
@@ -418,6 +589,67 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
                 yield message
         finally:
             match.spectators.remove(queue)
+
+
+def tournament_info(store: Store, row: TournamentRow, standings: bool = False) -> pb.TournamentInfo:
+    counts = store.progress(row.id)
+    info = pb.TournamentInfo(
+        tournament_id=row.id,
+        name=row.name,
+        game=row.game,
+        variants=row.variants,
+        options=row.options,
+        format=row.format,
+        seats=row.seats,
+        games_per_pairing=row.games_per_pairing,
+        seed=row.seed,
+        status=row.status,
+        bots=[entry.label for entry in store.entries(row.id)],
+        matches=sum(counts.values()),
+        finished=counts.get("finished", 0),
+        pending=counts.get("pending", 0),
+        running=counts.get("running", 0),
+        aborted=counts.get("aborted", 0),
+        failed=counts.get("failed", 0),
+        created=row.created.isoformat(),
+    )
+    if standings:
+        info.standings.CopyFrom(
+            leaderboard_message(store, row.game, row.variants, tournament_id=row.id)
+        )
+    return info
+
+
+def leaderboard_message(
+    store: Store, game: str, variants: list[str], tournament_id: str | None = None
+) -> pb.Leaderboard:
+    from arena.tournament.leaderboard import compute, refresh
+
+    key = variant_key(variants)
+    rows = compute(store, game, key, tournament_id) if tournament_id else refresh(store, game, key)
+    return pb.Leaderboard(
+        game=game,
+        variants=sorted(variants),
+        rows=[
+            pb.LeaderboardRow(
+                rank=r.rank,
+                bot_id=r.bot_id,
+                bot=r.label,
+                games=r.games,
+                wins=r.wins,
+                draws=r.draws,
+                losses=r.losses,
+                score=r.score,
+                elo=r.elo,
+                elo_low=r.elo_low,
+                elo_high=r.elo_high,
+                online_elo=r.online_elo,
+                openskill_mu=r.mu,
+                openskill_sigma=r.sigma,
+            )
+            for r in rows
+        ],
+    )
 
 
 def stored_info(store: Store, row: MatchRow) -> pb.MatchInfo:
@@ -465,6 +697,8 @@ async def start_server(referee: Referee, address: str) -> tuple[grpc.aio.Server,
     reflection.enable_server_reflection(names, server)
     port = server.add_insecure_port(address)
     await server.start()
+    host = address.rsplit(":", 1)[0]
+    referee.address = f"{'127.0.0.1' if host in ('0.0.0.0', '[::]', '') else host}:{port}"
     for name in ("", *names[:2]):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     return server, port

@@ -552,3 +552,169 @@ class SpectatorMessage(_message.Message):
     events: MatchEvents
     finished: MatchInfo
     def __init__(self, events: _Optional[_Union[MatchEvents, _Mapping]] = ..., finished: _Optional[_Union[MatchInfo, _Mapping]] = ...) -> None: ...
+
+class CreateTournamentRequest(_message.Message):
+    __slots__ = ("name", "game", "variants", "options", "bots", "seats", "games_per_pairing", "seed", "challenger", "decision_ms", "time_bank_ms", "start")
+    class OptionsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    BOTS_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    GAMES_PER_PAIRING_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    CHALLENGER_FIELD_NUMBER: _ClassVar[int]
+    DECISION_MS_FIELD_NUMBER: _ClassVar[int]
+    TIME_BANK_MS_FIELD_NUMBER: _ClassVar[int]
+    START_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    game: str
+    variants: _containers.RepeatedScalarFieldContainer[str]
+    options: _containers.ScalarMap[str, str]
+    bots: _containers.RepeatedScalarFieldContainer[str]
+    seats: int
+    games_per_pairing: int
+    seed: int
+    challenger: str
+    decision_ms: int
+    time_bank_ms: int
+    start: bool
+    def __init__(self, name: _Optional[str] = ..., game: _Optional[str] = ..., variants: _Optional[_Iterable[str]] = ..., options: _Optional[_Mapping[str, str]] = ..., bots: _Optional[_Iterable[str]] = ..., seats: _Optional[int] = ..., games_per_pairing: _Optional[int] = ..., seed: _Optional[int] = ..., challenger: _Optional[str] = ..., decision_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ..., start: _Optional[bool] = ...) -> None: ...
+
+class StartTournamentRequest(_message.Message):
+    __slots__ = ("tournament_id",)
+    TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    tournament_id: str
+    def __init__(self, tournament_id: _Optional[str] = ...) -> None: ...
+
+class StopTournamentRequest(_message.Message):
+    __slots__ = ("tournament_id",)
+    TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    tournament_id: str
+    def __init__(self, tournament_id: _Optional[str] = ...) -> None: ...
+
+class GetTournamentRequest(_message.Message):
+    __slots__ = ("tournament_id", "standings")
+    TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    STANDINGS_FIELD_NUMBER: _ClassVar[int]
+    tournament_id: str
+    standings: bool
+    def __init__(self, tournament_id: _Optional[str] = ..., standings: _Optional[bool] = ...) -> None: ...
+
+class ListTournamentsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListTournamentsResponse(_message.Message):
+    __slots__ = ("tournaments",)
+    TOURNAMENTS_FIELD_NUMBER: _ClassVar[int]
+    tournaments: _containers.RepeatedCompositeFieldContainer[TournamentInfo]
+    def __init__(self, tournaments: _Optional[_Iterable[_Union[TournamentInfo, _Mapping]]] = ...) -> None: ...
+
+class TournamentInfo(_message.Message):
+    __slots__ = ("tournament_id", "name", "game", "variants", "options", "format", "seats", "games_per_pairing", "seed", "status", "bots", "matches", "finished", "pending", "running", "aborted", "failed", "created", "standings")
+    class OptionsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    GAMES_PER_PAIRING_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    BOTS_FIELD_NUMBER: _ClassVar[int]
+    MATCHES_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_FIELD_NUMBER: _ClassVar[int]
+    PENDING_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_FIELD_NUMBER: _ClassVar[int]
+    ABORTED_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    STANDINGS_FIELD_NUMBER: _ClassVar[int]
+    tournament_id: str
+    name: str
+    game: str
+    variants: _containers.RepeatedScalarFieldContainer[str]
+    options: _containers.ScalarMap[str, str]
+    format: str
+    seats: int
+    games_per_pairing: int
+    seed: int
+    status: str
+    bots: _containers.RepeatedScalarFieldContainer[str]
+    matches: int
+    finished: int
+    pending: int
+    running: int
+    aborted: int
+    failed: int
+    created: str
+    standings: Leaderboard
+    def __init__(self, tournament_id: _Optional[str] = ..., name: _Optional[str] = ..., game: _Optional[str] = ..., variants: _Optional[_Iterable[str]] = ..., options: _Optional[_Mapping[str, str]] = ..., format: _Optional[str] = ..., seats: _Optional[int] = ..., games_per_pairing: _Optional[int] = ..., seed: _Optional[int] = ..., status: _Optional[str] = ..., bots: _Optional[_Iterable[str]] = ..., matches: _Optional[int] = ..., finished: _Optional[int] = ..., pending: _Optional[int] = ..., running: _Optional[int] = ..., aborted: _Optional[int] = ..., failed: _Optional[int] = ..., created: _Optional[str] = ..., standings: _Optional[_Union[Leaderboard, _Mapping]] = ...) -> None: ...
+
+class GetLeaderboardRequest(_message.Message):
+    __slots__ = ("game", "variants", "tournament_id")
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    game: str
+    variants: _containers.RepeatedScalarFieldContainer[str]
+    tournament_id: str
+    def __init__(self, game: _Optional[str] = ..., variants: _Optional[_Iterable[str]] = ..., tournament_id: _Optional[str] = ...) -> None: ...
+
+class Leaderboard(_message.Message):
+    __slots__ = ("game", "variants", "rows")
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    game: str
+    variants: _containers.RepeatedScalarFieldContainer[str]
+    rows: _containers.RepeatedCompositeFieldContainer[LeaderboardRow]
+    def __init__(self, game: _Optional[str] = ..., variants: _Optional[_Iterable[str]] = ..., rows: _Optional[_Iterable[_Union[LeaderboardRow, _Mapping]]] = ...) -> None: ...
+
+class LeaderboardRow(_message.Message):
+    __slots__ = ("rank", "bot_id", "bot", "games", "wins", "draws", "losses", "score", "elo", "elo_low", "elo_high", "online_elo", "openskill_mu", "openskill_sigma")
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    BOT_ID_FIELD_NUMBER: _ClassVar[int]
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    WINS_FIELD_NUMBER: _ClassVar[int]
+    DRAWS_FIELD_NUMBER: _ClassVar[int]
+    LOSSES_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    ELO_FIELD_NUMBER: _ClassVar[int]
+    ELO_LOW_FIELD_NUMBER: _ClassVar[int]
+    ELO_HIGH_FIELD_NUMBER: _ClassVar[int]
+    ONLINE_ELO_FIELD_NUMBER: _ClassVar[int]
+    OPENSKILL_MU_FIELD_NUMBER: _ClassVar[int]
+    OPENSKILL_SIGMA_FIELD_NUMBER: _ClassVar[int]
+    rank: int
+    bot_id: str
+    bot: str
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    score: float
+    elo: float
+    elo_low: float
+    elo_high: float
+    online_elo: float
+    openskill_mu: float
+    openskill_sigma: float
+    def __init__(self, rank: _Optional[int] = ..., bot_id: _Optional[str] = ..., bot: _Optional[str] = ..., games: _Optional[int] = ..., wins: _Optional[int] = ..., draws: _Optional[int] = ..., losses: _Optional[int] = ..., score: _Optional[float] = ..., elo: _Optional[float] = ..., elo_low: _Optional[float] = ..., elo_high: _Optional[float] = ..., online_elo: _Optional[float] = ..., openskill_mu: _Optional[float] = ..., openskill_sigma: _Optional[float] = ...) -> None: ...

@@ -145,6 +145,36 @@ class ArenaServiceStub:
                 request_serializer=arena_dot_v1_dot_arena__pb2.WatchMatchRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_arena__pb2.SpectatorMessage.FromString,
                 _registered_method=True)
+        self.CreateTournament = channel.unary_unary(
+                '/arena.v1.ArenaService/CreateTournament',
+                request_serializer=arena_dot_v1_dot_arena__pb2.CreateTournamentRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.TournamentInfo.FromString,
+                _registered_method=True)
+        self.StartTournament = channel.unary_unary(
+                '/arena.v1.ArenaService/StartTournament',
+                request_serializer=arena_dot_v1_dot_arena__pb2.StartTournamentRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.TournamentInfo.FromString,
+                _registered_method=True)
+        self.StopTournament = channel.unary_unary(
+                '/arena.v1.ArenaService/StopTournament',
+                request_serializer=arena_dot_v1_dot_arena__pb2.StopTournamentRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.TournamentInfo.FromString,
+                _registered_method=True)
+        self.GetTournament = channel.unary_unary(
+                '/arena.v1.ArenaService/GetTournament',
+                request_serializer=arena_dot_v1_dot_arena__pb2.GetTournamentRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.TournamentInfo.FromString,
+                _registered_method=True)
+        self.ListTournaments = channel.unary_unary(
+                '/arena.v1.ArenaService/ListTournaments',
+                request_serializer=arena_dot_v1_dot_arena__pb2.ListTournamentsRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.ListTournamentsResponse.FromString,
+                _registered_method=True)
+        self.GetLeaderboard = channel.unary_unary(
+                '/arena.v1.ArenaService/GetLeaderboard',
+                request_serializer=arena_dot_v1_dot_arena__pb2.GetLeaderboardRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.Leaderboard.FromString,
+                _registered_method=True)
 
 
 class ArenaServiceServicer:
@@ -190,6 +220,46 @@ class ArenaServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateTournament(self, request, context):
+        """Tournaments. Creating and starting are organiser only. The referee plays a
+        started tournament itself: house-bot matches in worker processes, the others
+        with the bots connected to it. Starting a stopped tournament resumes it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StartTournament(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StopTournament(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTournament(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListTournaments(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetLeaderboard(self, request, context):
+        """Ratings of one game and variant set (or of one tournament's matches).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -222,6 +292,36 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.WatchMatch,
                     request_deserializer=arena_dot_v1_dot_arena__pb2.WatchMatchRequest.FromString,
                     response_serializer=arena_dot_v1_dot_arena__pb2.SpectatorMessage.SerializeToString,
+            ),
+            'CreateTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateTournament,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.CreateTournamentRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.TournamentInfo.SerializeToString,
+            ),
+            'StartTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.StartTournament,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.StartTournamentRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.TournamentInfo.SerializeToString,
+            ),
+            'StopTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.StopTournament,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.StopTournamentRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.TournamentInfo.SerializeToString,
+            ),
+            'GetTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTournament,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.GetTournamentRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.TournamentInfo.SerializeToString,
+            ),
+            'ListTournaments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListTournaments,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.ListTournamentsRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.ListTournamentsResponse.SerializeToString,
+            ),
+            'GetLeaderboard': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetLeaderboard,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.GetLeaderboardRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.Leaderboard.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -388,6 +488,168 @@ class ArenaService:
             '/arena.v1.ArenaService/WatchMatch',
             arena_dot_v1_dot_arena__pb2.WatchMatchRequest.SerializeToString,
             arena_dot_v1_dot_arena__pb2.SpectatorMessage.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.ArenaService/CreateTournament',
+            arena_dot_v1_dot_arena__pb2.CreateTournamentRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.TournamentInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StartTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.ArenaService/StartTournament',
+            arena_dot_v1_dot_arena__pb2.StartTournamentRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.TournamentInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StopTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.ArenaService/StopTournament',
+            arena_dot_v1_dot_arena__pb2.StopTournamentRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.TournamentInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.ArenaService/GetTournament',
+            arena_dot_v1_dot_arena__pb2.GetTournamentRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.TournamentInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListTournaments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.ArenaService/ListTournaments',
+            arena_dot_v1_dot_arena__pb2.ListTournamentsRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.ListTournamentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetLeaderboard(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.ArenaService/GetLeaderboard',
+            arena_dot_v1_dot_arena__pb2.GetLeaderboardRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.Leaderboard.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,237 @@
+"""The main job in one command (``make run``, or ``arena demo``).
+
+On a machine with no services: start a referee, register the example bots and start
+each as its own process that connects to the referee (the Node.js bot too, when Node
+and its packages are there), play a short round robin of classic Risk and one of
+Stratego through the referee with a progress bar, print both leaderboards with their
+95% intervals, and stop everything. The database stays behind, so
+``arena leaderboard`` reads the results again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE_BOT = ROOT / "bots" / "node" / "bot.js"
+
+
+@dataclass(frozen=True)
+class DemoBot:
+    """A bot registered on the demo's referee: ``name`` plays as ``command``."""
+
+    name: str
+    command: tuple[str, ...]  # run with --referee ADDRESS --token TOKEN appended
+    games: tuple[str, ...]
+
+
+def _python_bot(name: str, module: str, games: tuple[str, ...]) -> DemoBot:
+    return DemoBot(name, (sys.executable, "-m", f"bots.{module}"), games)
+
+
+PYTHON_BOTS = (
+    _python_bot("aggressive", "aggressive", ("risk",)),
+    _python_bot("defensive", "defensive", ("risk",)),
+    _python_bot("random", "random_bot", ("risk", "stratego")),
+    _python_bot("heuristic", "stratego_heuristic", ("stratego",)),
+)
+NODE = DemoBot("node-random", ("node", str(NODE_BOT)), ("risk", "stratego"))
+
+
+def node_available() -> str:
+    """Empty when the Node.js bot can run, else why not."""
+    if shutil.which("node") is None:
+        return "node is not installed"
+    if not (ROOT / "bots" / "node" / "node_modules" / "@grpc" / "grpc-js").is_dir():
+        return "its packages are not installed (cd bots/node && npm ci)"
+    return ""
+
+
+class Processes:
+    """Child processes, stopped together (SIGTERM, then SIGKILL) on the way out."""
+
+    def __init__(self, logs: Path) -> None:
+        self.logs = logs
+        self.children: list[tuple[str, subprocess.Popen[bytes]]] = []
+
+    def start(self, name: str, command: list[str]) -> subprocess.Popen[bytes]:
+        log = open(self.logs / f"{name}.log", "wb")  # noqa: SIM115 - kept for the child
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
+        log.close()
+        self.children.append((name, child))
+        return child
+
+    def stop(self) -> None:
+        for _, child in reversed(self.children):
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        for _, child in self.children:
+            try:
+                child.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+
+
+def start_referee(processes: Processes, db: str, organiser_key: str) -> str:
+    """Start a referee on a free port; returns its address once it listens."""
+    command = [
+        sys.executable,
+        "-m",
+        "arena.cli",
+        "referee",
+        "--port",
+        "0",
+        "--db",
+        db,
+        "--organiser-key",
+        organiser_key,
+        "--decision-ms",
+        "3000",
+        "--shutdown-grace",
+        "5",
+    ]
+    child = processes.start("referee", command)
+    log = processes.logs / "referee.log"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = re.search(r"referee listening on (\S+:\d+)\s", log.read_text(errors="replace"))
+        if found:
+            return found.group(1)
+        if child.poll() is not None:
+            raise RuntimeError(f"the referee stopped:\n{log.read_text(errors='replace')}")
+        time.sleep(0.1)
+    raise RuntimeError("the referee did not start within 60 s")
+
+
+def connect_bots(processes: Processes, address: str, bots: list[DemoBot]) -> None:
+    """Register every bot (a new version if the name exists) and start its process;
+    return when all are connected."""
+    import grpc
+
+    from arena.v1 import arena_pb2 as pb
+    from arena.v1 import arena_pb2_grpc as pb_grpc
+
+    with grpc.insecure_channel(address) as channel:
+        stub = pb_grpc.ArenaServiceStub(channel)
+        ids = {}
+        for bot in bots:
+            reply = stub.RegisterBot(pb.RegisterBotRequest(name=bot.name), timeout=10)
+            ids[reply.bot_id] = bot.name
+            processes.start(bot.name, [*bot.command, "--referee", address, "--token", reply.token])
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            listed = stub.ListBots(pb.ListBotsRequest(), timeout=10).bots
+            if all(b.connected for b in listed if b.bot_id in ids):
+                return
+            for name, child in processes.children:
+                if child.poll() is not None:
+                    log = (processes.logs / f"{name}.log").read_text(errors="replace")
+                    raise RuntimeError(f"bot {name} stopped:\n{log[-2000:]}")
+            time.sleep(0.2)
+    raise RuntimeError("the bots did not all connect within 60 s")
+
+
+def run(
+    db: str = "arena.db",
+    risk_games: int = 3,
+    stratego_games: int = 2,
+    workers: int = 2,
+    quiet: bool = False,
+    out: Any = None,
+) -> int:
+    """The whole demo; returns a process exit status."""
+    from arena.cli import ProgressBar
+    from arena.store import Store
+    from arena.tournament.executor import LocalExecutor, RefereeClient
+    from arena.tournament.leaderboard import refresh, render
+    from arena.tournament.runner import TournamentSpec, create_tournament, run_tournament
+
+    out = out or sys.stdout
+
+    def say(text: str = "") -> None:
+        print(text, file=out, flush=True)
+
+    bots = list(PYTHON_BOTS)
+    why_not = node_available()
+    if why_not:
+        say(f"(the Node.js bot sits this one out: {why_not})")
+    else:
+        bots.append(NODE)
+    if "://" not in db:  # the referee runs in another directory: an absolute path
+        db = str(Path(db).resolve())
+    store = Store(db)  # migrate before the referee opens it too
+    organiser_key = "demo-" + os.urandom(8).hex()
+    logs = Path(tempfile.mkdtemp(prefix="arena-demo-"))
+    processes = Processes(logs)
+    try:
+        address = start_referee(processes, db, organiser_key)
+        say(f"referee on {address}; logs in {logs}")
+        connect_bots(processes, address, bots)
+        say(f"{len(bots)} bot processes connected: {', '.join(b.name for b in bots)}")
+        tournaments = [
+            TournamentSpec(
+                game="risk",
+                name="demo: classic Risk",
+                # three remote bots of every kind and the house blitz bot
+                bots=[*(b.name for b in bots if "risk" in b.games), "house:blitz"],
+                seats=3,
+                games_per_pairing=risk_games,
+                options={"turn-limit": "100"},
+                decision_ms=3000,
+            ),
+            TournamentSpec(
+                game="stratego",
+                name="demo: Stratego",
+                bots=[*(b.name for b in bots if "stratego" in b.games), "house:heuristic"],
+                seats=2,
+                games_per_pairing=stratego_games,
+                options={"turn-limit": "1000"},
+                decision_ms=3000,
+            ),
+        ]
+        executor = LocalExecutor(workers=workers, referee=RefereeClient(address, organiser_key))
+        try:
+            for spec in tournaments:
+                tournament = create_tournament(store, spec)
+                total = sum(store.progress(tournament.id).values())
+                say()
+                say(f"{spec.name}: {len(spec.bots)} bots, {spec.seats} seats, {total} matches")
+                summary = run_tournament(
+                    store,
+                    tournament.id,
+                    executor,
+                    progress=None if quiet else ProgressBar(),
+                )
+                say(
+                    f"tournament {tournament.id} {summary.status}: "
+                    f"{summary.finished}/{summary.total} matches"
+                )
+                if summary.status != "finished":
+                    for match_id, why in summary.errors.items():
+                        say(f"  {match_id}: {why.splitlines()[0] if why else '?'}")
+        finally:
+            executor.close()
+        for game, title in (("risk", "Risk (classic)"), ("stratego", "Stratego (classic)")):
+            say()
+            say(render(refresh(store, game, ""), f"leaderboard: {title}, every match in {db}"))
+        say()
+        say(f"the results stay in {db}: `arena leaderboard --db {db}` shows them again")
+        return 0
+    finally:
+        with contextlib.suppress(Exception):
+            processes.stop()
+        store.close()
