@@ -417,8 +417,9 @@ def _run_and_report(args: argparse.Namespace, store: Any, tournament: Any) -> in
         print(f"  not played: {match_id}: {why.splitlines()[0] if why else '?'}")
     if summary.status != "finished":
         print(f"resume with: arena tournament resume {summary.tournament_id}")
-    rows = compute(store, tournament.game, tournament_id=tournament.id)
-    title = _board_title(tournament.game, variant_key(tournament.variants))
+    variants = variant_key(tournament.variants)
+    rows = compute(store, tournament.game, variants, tournament_id=tournament.id)
+    title = _board_title(tournament.game, variants)
     print()
     print(render(rows, f"tournament {tournament.id}: {title}"))
     return 0 if summary.status == "finished" else 1
@@ -498,7 +499,8 @@ def cmd_tournament_show(args: argparse.Namespace) -> int:
             extra = f"  [{m.error.splitlines()[0]}]" if m.error and m.status != "finished" else ""
             print(f"  {m.id}  {m.status:<8}  {seated}{extra}")
     print()
-    print(render(compute(store, t.game, tournament_id=t.id), "standings in this tournament:"))
+    rows = compute(store, t.game, variant_key(t.variants), tournament_id=t.id)
+    print(render(rows, "standings in this tournament:"))
     return 0
 
 

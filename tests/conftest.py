@@ -15,6 +15,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from arena.store import Store
+
 POSTGRES = os.environ.get("ARENA_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 
 
@@ -50,3 +52,13 @@ def database_url(request: pytest.FixtureRequest, tmp_path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'arena.db'}"
     return request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture
+def store(database_url: str) -> Iterator[Store]:
+    """A migrated store on each backend, closed after the test."""
+    opened = Store(database_url)
+    try:
+        yield opened
+    finally:
+        opened.close()

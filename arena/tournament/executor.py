@@ -120,6 +120,14 @@ def play_local(job: MatchJob) -> Outcome:
     )
 
 
+def _preload() -> None:
+    global _registry
+    from arena.plugins import load_registry
+
+    if _registry is None:
+        _registry = load_registry()
+
+
 class RefereeClient:
     """Plays matches with connected bots in a referee, over ``ArenaService.RunMatch``."""
 
@@ -206,11 +214,13 @@ class Executor(ABC):
         jobs: Iterable[MatchJob],
         on_outcome: Callable[[MatchJob, Outcome], None],
         stop: threading.Event | None = None,
+        on_start: Callable[[MatchJob], None] | None = None,
     ) -> None:
         """Play every job (a job may be retried by the caller by running it again).
 
-        Returns when every job has an outcome, or soon after ``stop`` is set (jobs not
-        started then are left alone: they have no outcome)."""
+        ``on_start(job)`` is called, in the calling thread, as a job is handed to a
+        worker. Returns when every job has an outcome, or soon after ``stop`` is set
+        (jobs not started then are left alone: they have no outcome)."""
 
     def close(self) -> None:  # noqa: B027 - optional
         """Release processes and connections."""
@@ -228,6 +238,16 @@ class LocalExecutor(Executor):
     remote_concurrency: int = 16
     _pool: cf.ProcessPoolExecutor | None = field(default=None, init=False, repr=False)
     _threads: cf.ThreadPoolExecutor | None = field(default=None, init=False, repr=False)
+
+    def start(self) -> None:
+        """Start the worker processes now and load the plugins in each (otherwise the
+        first matches pay for it)."""
+        if self.workers and self._pool is None:
+            context = multiprocessing.get_context("spawn")
+            self._pool = cf.ProcessPoolExecutor(self.workers, mp_context=context)
+        if self._pool is not None:
+            for future in [self._pool.submit(_preload) for _ in range(self.workers)]:
+                future.result()
 
     def _submit(self, job: MatchJob) -> cf.Future[Outcome]:
         if job.remote:
@@ -260,6 +280,7 @@ class LocalExecutor(Executor):
         jobs: Iterable[MatchJob],
         on_outcome: Callable[[MatchJob, Outcome], None],
         stop: threading.Event | None = None,
+        on_start: Callable[[MatchJob], None] | None = None,
     ) -> None:
         queue = iter(jobs)
         # a bounded window of jobs in flight: memory stays flat for any schedule size,
@@ -272,6 +293,8 @@ class LocalExecutor(Executor):
                 job = next(queue, None)
                 if job is None:
                     return
+                if on_start is not None:
+                    on_start(job)
                 running[self._submit(job)] = job
 
         fill()

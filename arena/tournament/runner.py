@@ -95,6 +95,9 @@ def create_tournament(
     registry.check_options(spec.game, options, variants)
     game.parse_options(options, variants)
     game.check_players(spec.seats)
+    # a trial deal runs the checks that depend on the variants as well (two-player Risk
+    # needs --variant neutral): a tournament whose every match would fail is refused here
+    game.new_state(spec.seats, spec.seed, options, variants)
     if spec.format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {spec.format!r}")
     rows: dict[str, BotRow] = {}
@@ -255,12 +258,23 @@ def run_tournament(
     pending = jobs(store, tournament, todo)
     stop = stop or threading.Event()
 
+    counted: set[str] = set()  # matches this run has counted as finished
+
+    def on_start(job: MatchJob) -> None:
+        # a referee marks the matches it plays itself (attempts, running); in-process
+        # matches are marked here
+        if not job.remote:
+            store.start_match(job.match_id, job.game, [s.label for s in job.seats])
+
     def on_outcome(job: MatchJob, outcome: Outcome) -> None:
+        if job.match_id in counted:
+            return  # a duplicated delivery of a result counted already: it counts once
         attempts[job.match_id] = attempts.get(job.match_id, 0) + 1
         # a referee that shares the store has written a result already: this write is
         # then a no-op (idempotent by match id), and a finished job is never re-run
         store.record_result(outcome)
         if outcome.status == "finished":
+            counted.add(job.match_id)
             state.finished += 1
             summary.played += 1
             summary.errors.pop(job.match_id, None)
@@ -268,7 +282,8 @@ def run_tournament(
         else:
             state.problems += 1
             summary.errors[job.match_id] = outcome.error or outcome.detail or outcome.status
-            if outcome.status == "aborted" and attempts[job.match_id] < max_attempts:
+            again = outcome.status == "aborted" and attempts[job.match_id] < max_attempts
+            if again and all(j.match_id != job.match_id for j in retry):
                 retry.append(job)
         state.job, state.outcome = job, outcome
         if progress is not None:
@@ -279,7 +294,7 @@ def run_tournament(
     try:
         while pending and not stop.is_set():
             retry: list[MatchJob] = []
-            executor.run(pending, on_outcome, stop)
+            executor.run(pending, on_outcome, stop, on_start=on_start)
             pending = retry
             if pending and not stop.is_set():
                 stop.wait(pause)

@@ -1,0 +1,115 @@
+"""Schema migrations: a fresh database reaches the head revision, the migrated schema is
+exactly the models', concurrent openers migrate once, and a newer schema is refused."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import inspect, text
+
+from arena.store import Store, migrate
+from arena.store.db import make_engine
+from arena.store.models import Base
+
+TABLES = {
+    "alembic_version",
+    "bots",
+    "matches",
+    "ratings",
+    "replays",
+    "seats",
+    "tournament_entries",
+    "tournaments",
+}
+
+
+def test_a_fresh_database_is_migrated_to_the_head_revision(database_url):
+    store = Store(database_url)
+    try:
+        with store.engine.connect() as connection:
+            assert migrate.current(connection) == migrate.head()
+            assert set(inspect(connection).get_table_names()) == TABLES
+    finally:
+        store.close()
+
+
+def test_the_migrated_schema_is_exactly_what_the_models_describe(database_url):
+    store = Store(database_url)
+    try:
+        with store.engine.connect() as connection:
+            context = MigrationContext.configure(
+                connection, opts={"compare_type": True, "compare_server_default": True}
+            )
+            assert compare_metadata(context, Base.metadata) == []
+    finally:
+        store.close()
+
+
+def test_opening_a_migrated_store_again_runs_no_migration(database_url, monkeypatch):
+    from alembic import command
+
+    runs = []
+    real_upgrade = command.upgrade
+    monkeypatch.setattr(command, "upgrade", lambda *a, **k: runs.append(1) or real_upgrade(*a, **k))
+    Store(database_url).close()
+    assert runs == [1]
+    store = Store(database_url)
+    try:
+        assert runs == [1]
+        bot, _ = store.register_bot("still-works")
+        assert store.bot(bot.id).name == "still-works"
+        with store.engine.connect() as connection:
+            assert connection.execute(text("SELECT count(*) FROM alembic_version")).scalar() == 1
+    finally:
+        store.close()
+
+
+# Every process has imported Arena before they all open the store: the migrations race.
+_OPEN = textwrap.dedent(
+    """
+    import sys
+    from arena.store import Store
+    print("ready", flush=True)
+    sys.stdin.readline()
+    store = Store(sys.argv[1])
+    store.house_bot("racer")
+    store.close()
+    print("opened")
+    """
+)
+
+
+def test_processes_opening_a_new_database_together_migrate_it_once(database_url, race):
+    assert race(_OPEN, [[database_url]] * 3) == ["opened"] * 3
+    store = Store(database_url)
+    try:
+        with store.engine.connect() as connection:
+            assert connection.execute(text("SELECT version_num FROM alembic_version")).all() == [
+                (migrate.head(),)
+            ]
+        # house_bot is get-or-create: three processes, one row
+        assert [b.name for b in store.bots()] == ["house:racer"]
+    finally:
+        store.close()
+
+
+def test_a_database_from_a_newer_arena_is_refused_with_a_clear_error(database_url):
+    Store(database_url).close()
+    engine = make_engine(database_url)
+    with engine.begin() as connection:
+        connection.execute(text("UPDATE alembic_version SET version_num = 'f00dfeed9999'"))
+    engine.dispose()
+    with pytest.raises(RuntimeError, match=r"revision f00dfeed9999.*newer Arena"):
+        Store(database_url)
+    engine = make_engine(database_url)
+    with engine.connect() as connection:  # left as it was: nothing was downgraded
+        assert migrate.current(connection) == "f00dfeed9999"
+        assert "bots" in inspect(connection).get_table_names()
+    engine.dispose()
+
+
+def test_the_migrations_have_one_head_which_is_the_initial_schema():
+    assert migrate.head() == "0001"

@@ -1,0 +1,19 @@
+"""Stores for the tournament tests: ``store`` on each backend, ``sqlite_store`` on a
+file only (for the tests about the runner's logic rather than the database)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from arena.store import Store
+
+
+@pytest.fixture
+def sqlite_store(tmp_path) -> Iterator[Store]:
+    opened = Store(str(tmp_path / "arena.db"))
+    try:
+        yield opened
+    finally:
+        opened.close()
