@@ -1,5 +1,5 @@
-"""A store on each backend (SQLite file, PostgreSQL database), closed after the test,
-and ``race``: scripts in several processes released at the same moment."""
+"""``race``: scripts in several processes released at the same moment (``store``, on
+each backend, is in tests/conftest.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Stores for the tournament tests: ``store`` on each backend, ``sqlite_store`` on a
-file only (for the tests about the runner's logic rather than the database)."""
+"""``sqlite_store``: a store on a file only, for the tests about the runner's logic rather
+than the database (``store``, on each backend, is in tests/conftest.py)."""
 
 from __future__ import annotations
 
