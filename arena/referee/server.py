@@ -222,19 +222,28 @@ class TournamentHost:
 
     def start(self, tournament_id: str) -> None:
         with self._lock:
-            if self.running(tournament_id):
+            previous = self._runs.get(tournament_id)
+            if previous is not None and previous[0].is_alive() and not previous[1].is_set():
                 return  # idempotent: it is being played
+            # a run told to stop may still be finishing its matches in flight: the new run
+            # waits for it, so that a start right after a stop resumes instead of being lost
             stop = threading.Event()
             thread = threading.Thread(
-                target=self._play, args=(tournament_id, stop), name=f"tournament-{tournament_id}"
+                target=self._play,
+                args=(tournament_id, stop, previous[0] if previous is not None else None),
+                name=f"tournament-{tournament_id}",
             )
             self._runs[tournament_id] = (thread, stop)
             thread.start()
 
-    def _play(self, tournament_id: str, stop: threading.Event) -> None:
+    def _play(
+        self, tournament_id: str, stop: threading.Event, previous: threading.Thread | None
+    ) -> None:
         from arena.tournament.executor import LocalExecutor, RefereeClient
         from arena.tournament.runner import run_tournament
 
+        if previous is not None:
+            previous.join()
         config = self.referee.config
         executor = LocalExecutor(
             workers=config.tournament_workers,
@@ -419,7 +428,7 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
                     revoked=b.revoked,
                     connected=referee.connection(b.id) is not None,
                 )
-                for b in referee.store.bots()
+                for b in referee.store.bots(include_house=False)
             ]
         )
 

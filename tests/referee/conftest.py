@@ -182,8 +182,11 @@ class RefereeServer:
         organiser_key: str = "",
         registration_key: str = "",
         shutdown_grace: float = 10.0,
+        db: str = "",
     ) -> None:
         self.workdir = workdir
+        #: the referee's database: an SQLite file in ``workdir`` unless a URL is given
+        self.db = db or str(workdir / "arena.db")
         self.decision_ms = decision_ms
         self.time_bank_ms = time_bank_ms
         self.grace_s = grace_s
@@ -201,7 +204,7 @@ class RefereeServer:
             "--port",
             "0",
             "--db",
-            str(workdir / "arena.db"),
+            self.db,
             "--decision-ms",
             str(decision_ms),
             "--time-bank-ms",
@@ -636,6 +639,15 @@ class Spawner:
         self, server: RefereeServer, name: str, mode: str, *extra: str, token: str = ""
     ) -> Process:
         process = server.start_misbehaving(name, mode, *extra, token=token)
+        self.started.append(process)
+        return process
+
+    def module_bot(self, server: RefereeServer, module: str, name: str) -> Process:
+        """``python -m bots.MODULE --referee ADDRESS --token T``, registered as ``name``."""
+        token = server.register(name).token
+        args = [sys.executable, "-m", f"bots.{module}", "--referee", server.address]
+        process = Process(f"bot-{name}", [*args, "--token", token], server.workdir)
+        server.processes.append(process)  # wait_connected notices if it dies
         self.started.append(process)
         return process
 

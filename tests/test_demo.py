@@ -1,0 +1,134 @@
+"""``arena demo`` end to end, as a user runs it: a referee and every example bot as
+processes (the Node.js bot too), a Risk and a Stratego round robin, both leaderboards,
+and nothing left running afterwards; ``arena leaderboard`` reads the same results."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from arena import demo
+
+RISK_BOTS = {"aggressive@1", "defensive@1", "random@1", "node-random@1", "house:blitz@1"}
+STRATEGO_BOTS = {"random@1", "heuristic@1", "node-random@1", "house:heuristic@1"}
+ROW = re.compile(r"^\s*\d+\s+(\S+@\d+)\s")
+
+
+def session_processes(session: int) -> list[str]:
+    """The command lines of the live processes of a session (every descendant of a
+    process started with ``start_new_session`` that did not leave it)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:  # it ended meanwhile
+            continue
+        # pid (comm) state ppid pgrp session ...: comm may hold spaces and parentheses
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if fields[0] != "Z" and int(fields[3]) == session:
+            found.append(f"{entry.name}: {cmdline}")
+    return found
+
+
+def processes_mentioning(text: str) -> list[str]:
+    """The command lines of live processes other than this one that contain ``text``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if text in cmdline:
+            found.append(f"{entry.name}: {cmdline}")
+    return found
+
+
+def boards(output: str) -> dict[str, list[str]]:
+    """The rows of every leaderboard table in ``output``, by the table's title line."""
+    tables: dict[str, list[str]] = {}
+    title = ""
+    for line in output.splitlines():
+        if ROW.match(line):
+            tables.setdefault(title, []).append(line)
+        elif line.strip() and not line.lstrip().startswith(("#", "-")):
+            title = line.strip()
+    return tables
+
+
+def board_bots(rows: list[str]) -> set[str]:
+    return {m.group(1) for row in rows if (m := ROW.match(row))}
+
+
+def test_demo_runs_everything_and_leaves_nothing_running(tmp_path: Path) -> None:
+    assert demo.node_available() == "", "`make test` installs Node.js and bots/node's packages"
+    db = tmp_path / "arena.db"
+    # the demo's logs go to a temporary directory: this test's
+    env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONUNBUFFERED="1")
+    out_path = tmp_path / "demo.out"
+    command = [sys.executable, "-m", "arena.cli", "demo", "--risk-games", "1"]
+    command += ["--stratego-games", "1", "--db", str(db), "--quiet"]
+    with out_path.open("wb") as out:
+        child = subprocess.Popen(
+            command,
+            cwd=tmp_path,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # everything it starts is in this session
+        )
+    session = child.pid
+    try:
+        code = child.wait(timeout=120)
+        output = out_path.read_text(errors="replace")
+        assert code == 0, output[-4000:]
+        # its children end with it (a worker's resource tracker may take a moment)
+        deadline = time.monotonic() + 10
+        while (left := session_processes(session)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert left == [], f"left running: {left}"
+        address = re.search(r"referee on (\S+:\d+);", output)
+        assert address, output
+        assert processes_mentioning(address.group(1)) == []  # no bot of its referee
+        assert processes_mentioning(str(tmp_path)) == []  # no referee on its database
+    finally:
+        if child.poll() is None or session_processes(session):
+            os.killpg(session, signal.SIGKILL)
+            child.wait(timeout=10)
+
+    assert "sits this one out" not in output
+    connected = "5 bot processes connected: aggressive, defensive, random, heuristic, node-random"
+    assert connected in output
+    assert re.search(r"tournament \w+ finished: 10/10 matches", output), output
+    assert re.search(r"tournament \w+ finished: 6/6 matches", output), output
+    tables = boards(output)
+    risk = next(rows for title, rows in tables.items() if title.startswith("leaderboard: Risk"))
+    stratego = next(
+        rows for title, rows in tables.items() if title.startswith("leaderboard: Stratego")
+    )
+    assert board_bots(risk) == RISK_BOTS
+    assert board_bots(stratego) == STRATEGO_BOTS
+    for row in risk + stratego:  # an Elo inside its interval
+        elo, low, high = re.search(r"\s(\d+)\s+(\d+)\.\.(\d+)\s", row).groups()
+        assert int(low) < int(elo) < int(high), row
+
+    again = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "leaderboard", "--db", str(db)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert again.returncode == 0, again.stderr
+    tables = boards(again.stdout)
+    assert tables == {"risk (classic)": risk, "stratego (classic)": stratego}
