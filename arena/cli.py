@@ -279,7 +279,8 @@ def cmd_bot_register(args: argparse.Namespace) -> int:
 
     try:
         reply = _arena_stub(args.referee).RegisterBot(
-            pb.RegisterBotRequest(name=args.name, registration_key=args.key or ""), timeout=10
+            pb.RegisterBotRequest(name=args.name, registration_key=args.key or "", games=args.game),
+            timeout=10,
         )
     except grpc.RpcError as exc:
         raise ValueError(f"{args.referee}: {exc.details()}") from None
@@ -288,11 +289,42 @@ def cmd_bot_register(args: argparse.Namespace) -> int:
     return 0
 
 
+def _register_when_up(address: str, name: str, key: str, games: list[str]) -> str:
+    """Register ``name`` on the referee at ``address``, waiting up to two minutes for it."""
+    import time
+
+    import grpc
+
+    from arena.v1 import arena_pb2 as pb
+
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            reply = _arena_stub(address).RegisterBot(
+                pb.RegisterBotRequest(name=name, registration_key=key, games=games), timeout=10
+            )
+            print(f"registered {reply.name} version {reply.version}", flush=True)
+            return reply.token
+        except grpc.RpcError as exc:
+            if exc.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+                raise ValueError(f"{address}: {exc.details()}") from None
+            time.sleep(1.0)
+
+
 def cmd_bot_run(args: argparse.Namespace) -> int:
     """Run a built-in bot as its own process against a referee."""
+    from arena.plugins import load_registry
     from arena.sdk import run_bot
     from arena.sdk.house import house_factory
 
+    if not args.token:
+        if not args.register_as:
+            raise ValueError("give --token, or --register-as NAME to register first")
+        games = sorted({game for game, bot in load_registry().bots if bot == args.name})
+        # one registration, on the first referee: referees that share a store share it
+        args.token = _register_when_up(
+            args.referee.split(",")[0], args.register_as, args.key or "", games
+        )
     run_bot(
         house_factory(args.name),
         args.referee.split(","),
@@ -391,8 +423,121 @@ class ProgressBar:
 def _executor(args: argparse.Namespace) -> Any:
     from arena.tournament.executor import LocalExecutor, RefereeClient
 
+    if args.executor == "celery":
+        from arena.tournament.distributed import CeleryExecutor, Settings
+
+        return CeleryExecutor(Settings.from_env())
     referee = RefereeClient(args.referee, args.organiser_key or "") if args.referee else None
     return LocalExecutor(workers=args.workers, referee=referee)
+
+
+def parse_duration(text: str) -> int:
+    """Seconds in ``90``, ``90s``, ``10m``, ``6h`` or ``1d``."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    text = text.strip().lower()
+    number, unit = (text[:-1], text[-1]) if text and text[-1] in units else (text, "s")
+    try:
+        seconds = float(number) * units[unit]
+    except ValueError:
+        raise ValueError(f"--every {text!r}: expected e.g. 90s, 10m, 6h or 1d") from None
+    if seconds < 1:
+        raise ValueError(f"--every {text!r}: at least one second")
+    return int(seconds)
+
+
+def cmd_tournament_create(args: argparse.Namespace) -> int:
+    """A recurring tournament (``--every``), or one tournament queued for the workers."""
+    import uuid
+    from datetime import UTC, datetime, timedelta
+
+    from arena.plugins import load_registry
+    from arena.store import RecurringRow
+    from arena.tournament.runner import TournamentSpec, create_tournament
+
+    store = _store(args)
+    options = {k: ("on" if v is None else v) for k, v in _parse_options(args.option).items()}
+    bots = [b.strip() for b in (args.bots or "").split(",") if b.strip()]
+    if args.every:
+        every = parse_duration(args.every)
+        registry = load_registry()
+        game = registry.game(args.game)
+        variants = registry.resolve_variants(args.game, args.variant)
+        registry.check_options(args.game, options, variants)
+        game.parse_options(options, variants)
+        game.new_state(args.seats, 0, options, variants)  # the seats fit the game
+        house = []
+        for bot in bots:
+            name = bot.removeprefix("house:")
+            registry.bot(args.game, name)  # recurring runs add house bots only by name
+            house.append(name)
+        first = datetime.now(UTC) + timedelta(seconds=0 if args.now else every)
+        extra = f", plus house bots {', '.join(house)}" if house else ""
+        row = store.add_recurring(
+            RecurringRow(
+                id=uuid.uuid4().hex[:12],
+                name=args.name or f"{args.game} every {args.every}",
+                game=args.game,
+                variants=[v.name for v in variants],
+                options=options,
+                seats=args.seats,
+                games_per_pairing=args.games_per_pairing,
+                house_bots=house,
+                decision_ms=args.decision_ms,
+                time_bank_ms=args.time_bank_ms,
+                every_s=every,
+                next_run=first,
+                runs=0,
+                enabled=True,
+                created=datetime.now(UTC),
+            )
+        )
+        print(
+            f"recurring tournament {row.id}: {row.name}, every {every} s, first run at "
+            f"{first:%Y-%m-%d %H:%M:%S} UTC (Celery beat creates each run: every registered "
+            f"bot that plays {args.game}, newest version{extra})"
+        )
+        return 0
+    if not bots:
+        raise ValueError("--bots is needed (or --every for a recurring tournament)")
+    tournament = create_tournament(
+        store,
+        TournamentSpec(
+            game=args.game,
+            bots=bots,
+            seats=args.seats,
+            games_per_pairing=args.games_per_pairing,
+            variants=args.variant,
+            options=options,
+            seed=args.seed,
+            name=args.name or "",
+            decision_ms=args.decision_ms,
+            time_bank_ms=args.time_bank_ms,
+        ),
+    )
+    from arena.tournament.distributed import CeleryExecutor
+
+    CeleryExecutor().app.send_task("arena.schedule_tournament", args=[tournament.id])
+    print(f"tournament {tournament.id}: queued for the workers")
+    print(f"follow it with: arena tournament show {tournament.id}")
+    return 0
+
+
+def cmd_health(args: argparse.Namespace) -> int:
+    """Exit 0 when the referee's gRPC health service says SERVING."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    try:
+        with grpc.insecure_channel(args.referee) as channel:
+            reply = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=""), timeout=args.timeout
+            )
+    except grpc.RpcError as exc:
+        print(f"{args.referee}: {exc.code().name}", file=sys.stderr)
+        return 1
+    status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+    print(f"{args.referee}: {status}")
+    return 0 if reply.status == health_pb2.HealthCheckResponse.SERVING else 1
 
 
 def _run_and_report(args: argparse.Namespace, store: Any, tournament: Any) -> int:
@@ -506,6 +651,12 @@ def cmd_tournament_show(args: argparse.Namespace) -> int:
 
 def cmd_tournament_list(args: argparse.Namespace) -> int:
     store = _store(args)
+    for r in store.recurring():
+        state = "" if r.enabled else " (disabled)"
+        print(
+            f"recurring {r.id}  every {r.every_s} s  next {r.next_run:%Y-%m-%d %H:%M}  "
+            f"{r.name}  ({r.runs} runs, last {r.last_tournament_id or '-'}){state}"
+        )
     rows = store.tournaments()
     if not rows:
         print("no tournaments yet")
@@ -692,13 +843,23 @@ def build_parser() -> argparse.ArgumentParser:
     register.add_argument("name")
     register.add_argument("--referee", default="127.0.0.1:50051")
     register.add_argument("--key", help="the registration key, if registration is closed")
+    register.add_argument(
+        "--game", action="append", default=[], help="a game it plays (repeat; none: all)"
+    )
     register.set_defaults(func=cmd_bot_register)
     run = bot_sub.add_parser("run", help="run a built-in bot against a referee")
     run.add_argument("name", help="a built-in bot, e.g. random, aggressive, heuristic")
     run.add_argument(
         "--referee", default="127.0.0.1:50051", help="HOST:PORT, or several separated by commas"
     )
-    run.add_argument("--token", required=True)
+    run.add_argument("--token", help="from `arena bot register` (or use --register-as)")
+    run.add_argument(
+        "--register-as",
+        metavar="NAME",
+        help="no token: register as NAME first (a new version each start), waiting for the "
+        "referee to come up; for containers that start bots unattended",
+    )
+    run.add_argument("--key", help="the registration key, with --register-as")
     run.add_argument("--max-matches", type=int, default=16)
     run.add_argument("--matches", type=int, default=None, help="stop after this many")
     run.set_defaults(func=cmd_bot_run)
@@ -737,6 +898,13 @@ def build_parser() -> argparse.ArgumentParser:
             "--referee", help="HOST:PORT of the referee where the registered bots connect"
         )
         p.add_argument("--organiser-key", help="the referee's organiser key, if it has one")
+        p.add_argument(
+            "--executor",
+            choices=("local", "celery"),
+            default="celery" if os.environ.get("ARENA_BROKER_URL") else "local",
+            help="local: worker processes here (default); celery: the Celery workers "
+            "(default when ARENA_BROKER_URL is set)",
+        )
         p.add_argument("--quiet", action="store_true", help="no progress bar")
         db_option(p)
 
@@ -765,6 +933,28 @@ def build_parser() -> argparse.ArgumentParser:
     tres.add_argument("id")
     run_options(tres)
     tres.set_defaults(func=cmd_tournament_resume)
+    tcreate = tour_sub.add_parser(
+        "create",
+        help="a recurring tournament (--every 6h, run by Celery beat), or one queued for "
+        "the Celery workers",
+    )
+    tcreate.add_argument("--game", required=True)
+    tcreate.add_argument("--variant", action="append", default=[])
+    tcreate.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
+    tcreate.add_argument(
+        "--bots",
+        help="the bots; with --every, house bots to add to every registered bot of the game",
+    )
+    tcreate.add_argument("--seats", type=int, default=2)
+    tcreate.add_argument("--games-per-pairing", type=int, default=1)
+    tcreate.add_argument("--seed", type=int, default=0)
+    tcreate.add_argument("--name")
+    tcreate.add_argument("--decision-ms", type=int, default=0)
+    tcreate.add_argument("--time-bank-ms", type=int, default=0)
+    tcreate.add_argument("--every", help="run again and again: 90s, 10m, 6h, 1d")
+    tcreate.add_argument("--now", action="store_true", help="with --every: first run at once")
+    db_option(tcreate)
+    tcreate.set_defaults(func=cmd_tournament_create)
     tshow = tour_sub.add_parser("show", help="a tournament's state and standings")
     tshow.add_argument("id", help="the tournament id (a unique prefix will do)")
     tshow.add_argument("--matches", action="store_true", help="list every match")
@@ -802,6 +992,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     db_option(demo)
     demo.set_defaults(func=cmd_demo)
+
+    health = sub.add_parser("health", help="is a referee serving? (exit status 0 if so)")
+    health.add_argument("--referee", default="127.0.0.1:50051")
+    health.add_argument("--timeout", type=float, default=5.0)
+    health.set_defaults(func=cmd_health)
 
     bots = sub.add_parser("bots", help="bots in the store")
     bots_sub = bots.add_subparsers(dest="bots_command", required=True)

@@ -155,6 +155,7 @@ class Referee:
             [v.name for v in variants],
             options,
             request.seed,
+            referee=self.address,
         ):
             raise AlreadyFinished(match_id)
         match = LiveMatch(
@@ -406,7 +407,9 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
                 "registration is closed: a registration key is needed",
             )
         try:
-            bot, token = self.referee.store.register_bot(request.name)
+            for game in request.games:
+                self.referee.registry.game(game)  # ValueError naming the installed games
+            bot, token = self.referee.store.register_bot(request.name, list(request.games))
         except ValueError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         return pb.RegisterBotResponse(
@@ -427,6 +430,7 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
                     version=b.version,
                     revoked=b.revoked,
                     connected=referee.connection(b.id) is not None,
+                    games=b.games or [],
                 )
                 for b in referee.store.bots(include_house=False)
             ]

@@ -17,9 +17,10 @@ import uuid
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, func, select, update
+from sqlalchemy import Engine, create_engine, delete, event, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -29,6 +30,7 @@ from arena.store.models import (
     EntryRow,
     MatchRow,
     RatingRow,
+    RecurringRow,
     ReplayRow,
     SeatRow,
     TournamentRow,
@@ -153,9 +155,9 @@ class Store:
 
     # --- bots -----------------------------------------------------------------------
 
-    def register_bot(self, name: str) -> tuple[BotRow, str]:
+    def register_bot(self, name: str, games: Sequence[str] = ()) -> tuple[BotRow, str]:
         """A new bot, or a new version of an existing name; returns it and its token
-        (the only time the token exists in clear)."""
+        (the only time the token exists in clear). ``games``: what it plays (none: all)."""
         check_bot_name(name)
         # a fixed prefix: recognisable in logs and secret scanners, and never starting
         # with "-" (a token_urlsafe can), which a command line would take for an option
@@ -172,6 +174,7 @@ class Store:
                         token_hash=hash_token(token),
                         revoked=False,
                         created=now(),
+                        games=sorted(set(games)),
                     )
                     s.add(bot)
                 return bot, token
@@ -197,6 +200,7 @@ class Store:
                     token_hash=None,
                     revoked=False,
                     created=now(),
+                    games=[],
                 )
                 s.add(row)
             return row
@@ -225,6 +229,16 @@ class Store:
                 .order_by(BotRow.version.desc())
                 .limit(1)
             )
+
+    def latest_bots(self, game: str) -> list[BotRow]:
+        """The newest unrevoked version of every registered bot that plays ``game``."""
+        newest: dict[str, BotRow] = {}
+        for bot in self.bots(include_house=False):
+            if bot.revoked or not bot.plays(game):
+                continue
+            if bot.name not in newest or bot.version > newest[bot.name].version:
+                newest[bot.name] = bot
+        return [newest[name] for name in sorted(newest)]
 
     def find_bot(self, spec: str) -> BotRow | None:
         """``name`` (newest version), ``name@version`` or ``house:name``."""
@@ -268,9 +282,11 @@ class Store:
         variants: Sequence[str] = (),
         options: dict[str, str] | None = None,
         seed: int = 0,
+        referee: str = "",
     ) -> bool:
         """Mark a match running (one more attempt), creating it if it is new (a match
-        outside any tournament). False if it has finished already: nothing to play."""
+        outside any tournament). False if it has finished already: nothing to play.
+        ``referee``: the address of the referee playing it (empty: in-process)."""
         with self.session() as s, s.begin():
             row = s.get(MatchRow, match_id, with_for_update=True)
             if row is None:
@@ -289,6 +305,7 @@ class Store:
                         group=0,
                         created=now(),
                         started=now(),
+                        referee=referee,
                     )
                 )
                 s.flush()
@@ -301,6 +318,7 @@ class Store:
             row.attempts += 1
             row.started = now()
             row.error = None
+            row.referee = referee
             return True
 
     def record_result(self, outcome: Outcome) -> bool:
@@ -491,6 +509,52 @@ class Store:
             )
             return Counter({status: count for status, count in rows})
 
+    # --- recurring tournaments -------------------------------------------------------
+
+    def add_recurring(self, row: RecurringRow) -> RecurringRow:
+        with self.session() as s, s.begin():
+            s.add(row)
+        return row
+
+    def recurring(self) -> list[RecurringRow]:
+        with self.session() as s:
+            return list(s.scalars(select(RecurringRow).order_by(RecurringRow.created)))
+
+    def claim_due(self, when: datetime) -> list[RecurringRow]:
+        """The recurring tournaments due at ``when``, each claimed for one run: its next
+        run moves on by whole periods past ``when`` (missed runs are not made up), by a
+        guarded UPDATE, so of two callers at once only one gets a given run."""
+        claimed = []
+        when = as_utc(when)
+        with self.session() as s:
+            due = list(
+                s.scalars(
+                    select(RecurringRow).where(
+                        RecurringRow.enabled.is_(True), RecurringRow.next_run <= when
+                    )
+                )
+            )
+        for row in due:
+            period = timedelta(seconds=row.every_s)
+            following = as_utc(row.next_run)
+            while following <= when:
+                following += period
+            with self.session() as s, s.begin():
+                done = s.execute(
+                    update(RecurringRow)
+                    .where(RecurringRow.id == row.id, RecurringRow.next_run == row.next_run)
+                    .values(next_run=following, runs=RecurringRow.runs + 1)
+                )
+            if done.rowcount == 1:
+                claimed.append(row)
+        return claimed
+
+    def set_last_run(self, recurring_id: str, tournament_id: str) -> None:
+        with self.session() as s, s.begin():
+            row = s.get(RecurringRow, recurring_id)
+            if row is not None:
+                row.last_tournament_id = tournament_id
+
     # --- results for the ratings ------------------------------------------------------
 
     def boards(self) -> list[tuple[str, str]]:
@@ -530,14 +594,25 @@ class Store:
         return [g for g in games.values() if all(p > 0 for p in g.places)]
 
     def save_ratings(self, game: str, variants: str, rows: Iterable[RatingRow]) -> None:
-        """Replace the stored leaderboard of one game and variant set."""
-        with self.session() as s, s.begin():
-            for old in s.scalars(
-                select(RatingRow).where(RatingRow.game == game, RatingRow.variants == variants)
-            ):
-                s.delete(old)
-            s.flush()
-            s.add_all(rows)
+        """Replace the stored leaderboard of one game and variant set.
+
+        Several processes may refresh one board at once (Celery workers, the CLI): the
+        later of two replacements can meet the rows the other has just written, and
+        then starts again (on top of them: the last refresh wins)."""
+        rows = list(rows)
+        for attempt in range(5):
+            try:
+                with self.session() as s, s.begin():
+                    s.execute(
+                        delete(RatingRow).where(
+                            RatingRow.game == game, RatingRow.variants == variants
+                        )
+                    )
+                    s.add_all(rows)
+                return
+            except IntegrityError:
+                if attempt == 4:
+                    raise
 
     def ratings(self, game: str, variants: str) -> list[RatingRow]:
         with self.session() as s:
@@ -548,6 +623,11 @@ class Store:
                     .order_by(RatingRow.rank)
                 )
             )
+
+
+def as_utc(moment: datetime) -> datetime:
+    """SQLite hands datetimes back without their zone; Arena writes them all in UTC."""
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
 
 
 def _chunks(items: list[str], size: int) -> Iterable[list[str]]:

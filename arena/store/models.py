@@ -61,8 +61,13 @@ class BotRow(Base):
     token_hash: Mapped[str | None] = mapped_column(String(64), unique=True, nullable=True)
     revoked: Mapped[bool] = mapped_column(Boolean, default=False)
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    #: the games the bot plays, as it said when it registered; empty: every game
+    games: Mapped[list[str] | None] = mapped_column(JSON, default=list, nullable=True)
 
     __table_args__ = (UniqueConstraint("name", "version", name="uq_bots_name_version"),)
+
+    def plays(self, game: str) -> bool:
+        return not self.games or game in self.games
 
     @property
     def label(self) -> str:
@@ -129,6 +134,8 @@ class MatchRow(Base):
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     #: how many times this match was started (a replayed match counts again)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
+    #: the address of the referee that last started it (empty: played in-process)
+    referee: Mapped[str | None] = mapped_column(String(200), default="", nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
     started: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
@@ -184,3 +191,28 @@ class RatingRow(Base):
     mu: Mapped[float] = mapped_column(Float)
     sigma: Mapped[float] = mapped_column(Float)
     updated: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class RecurringRow(Base):
+    """A tournament run again and again (Celery beat creates each run when it is due):
+    every run takes the newest version of every registered bot that plays the game,
+    plus the house bots named here."""
+
+    __tablename__ = "recurring"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(String(120), default="")
+    game: Mapped[str] = mapped_column(String(32))
+    variants: Mapped[list[str]] = mapped_column(JSON)
+    options: Mapped[dict[str, str]] = mapped_column(JSON)
+    seats: Mapped[int] = mapped_column(Integer)
+    games_per_pairing: Mapped[int] = mapped_column(Integer)
+    house_bots: Mapped[list[str]] = mapped_column(JSON)
+    decision_ms: Mapped[int] = mapped_column(Integer, default=0)
+    time_bank_ms: Mapped[int] = mapped_column(Integer, default=0)
+    every_s: Mapped[int] = mapped_column(Integer)
+    next_run: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    runs: Mapped[int] = mapped_column(Integer, default=0)
+    last_tournament_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)

@@ -427,12 +427,14 @@ class StrategoAction(_message.Message):
     def __init__(self, type: _Optional[str] = ..., placement: _Optional[_Mapping[int, str]] = ..., to: _Optional[int] = ..., piece: _Optional[str] = ..., square: _Optional[int] = ..., **kwargs) -> None: ...
 
 class RegisterBotRequest(_message.Message):
-    __slots__ = ("name", "registration_key")
+    __slots__ = ("name", "registration_key", "games")
     NAME_FIELD_NUMBER: _ClassVar[int]
     REGISTRATION_KEY_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
     name: str
     registration_key: str
-    def __init__(self, name: _Optional[str] = ..., registration_key: _Optional[str] = ...) -> None: ...
+    games: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., registration_key: _Optional[str] = ..., games: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RegisterBotResponse(_message.Message):
     __slots__ = ("bot_id", "name", "version", "token")
@@ -451,18 +453,20 @@ class ListBotsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class BotInfo(_message.Message):
-    __slots__ = ("bot_id", "name", "version", "connected", "revoked")
+    __slots__ = ("bot_id", "name", "version", "connected", "revoked", "games")
     BOT_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     CONNECTED_FIELD_NUMBER: _ClassVar[int]
     REVOKED_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
     bot_id: str
     name: str
     version: int
     connected: bool
     revoked: bool
-    def __init__(self, bot_id: _Optional[str] = ..., name: _Optional[str] = ..., version: _Optional[int] = ..., connected: _Optional[bool] = ..., revoked: _Optional[bool] = ...) -> None: ...
+    games: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, bot_id: _Optional[str] = ..., name: _Optional[str] = ..., version: _Optional[int] = ..., connected: _Optional[bool] = ..., revoked: _Optional[bool] = ..., games: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ListBotsResponse(_message.Message):
     __slots__ = ("bots",)

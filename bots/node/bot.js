@@ -4,6 +4,7 @@
 // bot in any language has with the referee; see docs/protocol.md.
 //
 //   node bot.js --referee 127.0.0.1:50051 --token TOKEN [--matches N]
+//   node bot.js --referee 127.0.0.1:50051 --register-as NAME   (registers first; containers)
 "use strict";
 
 const path = require("path");
@@ -11,13 +12,15 @@ const grpc = require("@grpc/grpc-js");
 const protoLoader = require("@grpc/proto-loader");
 
 function parseArgs(argv) {
-  const args = { referee: "127.0.0.1:50051", token: "", matches: 0 };
+  const args = { referee: "127.0.0.1:50051", token: "", matches: 0, "register-as": "" };
   for (let i = 2; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, "");
     if (!(key in args)) throw new Error(`unknown option --${key}`);
     args[key] = key === "matches" ? Number(argv[i + 1]) : argv[i + 1];
   }
-  if (!args.token) throw new Error("--token is required (from `arena bot register NAME`)");
+  if (!args.token && !args["register-as"]) {
+    throw new Error("--token is required (from `arena bot register NAME`), or --register-as NAME");
+  }
   return args;
 }
 
@@ -78,6 +81,24 @@ function decideStratego(kind, o) {
   }
 }
 
+// RegisterBot on the arena service, waiting (up to two minutes) for the referee to be up.
+function register(arena, args, done, deadline = Date.now() + 120000) {
+  const service = new arena.ArenaService(args.referee, grpc.credentials.createInsecure());
+  const request = { name: args["register-as"], games: ["risk", "stratego"] };
+  service.RegisterBot(request, { deadline: Date.now() + 10000 }, (err, reply) => {
+    service.close();
+    if (!err) {
+      console.log(`registered ${reply.name} version ${reply.version}`);
+      done(reply.token);
+    } else if (err.code === grpc.status.UNAVAILABLE && Date.now() < deadline) {
+      setTimeout(() => register(arena, args, done, deadline), 1000);
+    } else {
+      console.error(`referee: ${err.details || err.message}`);
+      process.exitCode = 1;
+    }
+  });
+}
+
 function main() {
   const args = parseArgs(process.argv);
   const protoDir = path.resolve(__dirname, "..", "..", "proto");
@@ -86,6 +107,14 @@ function main() {
     includeDirs: [protoDir],
   });
   const arena = grpc.loadPackageDefinition(definition).arena.v1;
+  if (!args.token) {
+    register(arena, args, (token) => play(arena, { ...args, token }));
+  } else {
+    play(arena, args);
+  }
+}
+
+function play(arena, args) {
   const client = new arena.BotService(args.referee, grpc.credentials.createInsecure());
   const stream = client.Connect();
   const games = new Map();  // match id -> game name

@@ -23,6 +23,7 @@ TABLES = {
     "seats",
     "tournament_entries",
     "tournaments",
+    "recurring",
 }
 
 
@@ -111,5 +112,11 @@ def test_a_database_from_a_newer_arena_is_refused_with_a_clear_error(database_ur
     engine.dispose()
 
 
-def test_the_migrations_have_one_head_which_is_the_initial_schema():
-    assert migrate.head() == "0001"
+def test_the_migrations_are_one_line_of_revisions_from_the_initial_schema_to_the_head():
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(migrate._config())
+    line = [r.revision for r in script.walk_revisions()]  # head first, following parents
+    assert line[-1] == "0001"
+    assert line[0] == migrate.head()
+    assert line == sorted(line, reverse=True)  # numbered in order, no branches

@@ -1,0 +1,11 @@
+# One image for every Arena service: referee, Celery workers and beat, example bots.
+FROM python:3.11-slim
+RUN apt-get update && apt-get install -y --no-install-recommends nodejs npm \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY arena ./arena
+COPY bots ./bots
+COPY workers ./workers
+RUN pip install --no-cache-dir . && cd bots/node && npm ci --no-audit --no-fund
+ENV PYTHONUNBUFFERED=1

@@ -1,0 +1,51 @@
+"""A third-party plugin for the distributed tests: the example Risk bots, each thinking
+for ``ARENA_TEST_THINK_MS`` (default 10) before every decision.
+
+A match between them lasts seconds instead of a fraction of one, long enough to kill a
+worker or a referee in its middle. conftest.py installs this module as pip would (a
+module plus a dist-info declaring the ``arena`` entry point) and puts it on the
+``PYTHONPATH`` of every process it starts, so workers, referees and bot processes load
+it through the ordinary plugin mechanism.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from arena import hookimpl
+from arena.plugins import BotSpec
+from bots.aggressive import AggressiveRiskBot
+from bots.blitz import BlitzRiskBot
+from bots.defensive import DefensiveRiskBot
+
+THINK_S = float(os.environ.get("ARENA_TEST_THINK_MS", "10")) / 1000
+
+
+class Thoughtful:
+    """Plays like ``inner``, after a pause."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def decide(self, observation: Any, decision: Any) -> Any:
+        time.sleep(THINK_S)
+        return self.inner.decide(observation, decision)
+
+
+def _factory(cls: type) -> Callable[[int, int], Thoughtful]:
+    return lambda seat, seed: Thoughtful(cls(seat, seed))
+
+
+@hookimpl
+def arena_register_bots(register: Callable[[BotSpec], None]) -> None:
+    for name, cls in (
+        ("aggressive", AggressiveRiskBot),
+        ("defensive", DefensiveRiskBot),
+        ("blitz", BlitzRiskBot),
+    ):
+        register(
+            BotSpec("risk", f"slow-{name}", f"{name}, thinking before each move", _factory(cls))
+        )

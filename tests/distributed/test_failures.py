@@ -1,0 +1,125 @@
+"""Failures in the middle of a tournament through Celery: a worker killed, Redis
+restarted, the referee restarted. The tournament completes each time, no match is lost
+and none is counted twice.
+
+The matches here are between the ``slow-*`` Risk bots of slow_bots.py (conftest.py
+installs it as a plugin): each lasts a few seconds, so there is a middle to hit.
+"""
+
+from __future__ import annotations
+
+import json
+
+from arena.engine import replay
+
+SLOW_BOTS = "slow-aggressive,slow-defensive,slow-blitz"
+#: three bots, three seats: one match of a few seconds per game of the pairing
+SLOW = ["--game", "risk", "--seats", "3", "--option", "turn-limit=15", "--quiet"]
+FOUR = ["--games-per-pairing", "4"]
+
+
+def verify_from_start(cluster, match_id: str) -> None:
+    """The stored replay re-simulates from the match's first deal to its end."""
+    data = cluster.store.replay(match_id)
+    assert data is not None, match_id
+    record = replay.from_json(json.loads(data))
+    assert record.result is not None
+    assert replay.verify(record) == len(record.steps) > 0
+
+
+def test_worker_killed_mid_match(cluster) -> None:
+    # a lost task comes back after the visibility timeout, above the task time limit
+    cluster.settings.update(ARENA_VISIBILITY_S="15", ARENA_TASK_TIME_LIMIT_S="10")
+    cluster.settings.update(ARENA_TEST_THINK_MS="5")
+    w1 = cluster.worker("w1")
+    w2 = cluster.worker("w2")
+    run, tid = cluster.start_tournament(*SLOW, *FOUR, "--bots", SLOW_BOTS)
+
+    def w1_mid_match():
+        for match_id in cluster.playing(w1):
+            row = cluster.store.match(match_id)
+            if row is not None and row.status == "running":
+                return row
+        return None
+
+    victim = cluster.wait(w1_mid_match, 60, "w1 to be in the middle of a match")
+    w1.proc.kill()  # the worker and its pool process, at once, as in a crash
+
+    stopped = cluster.store.match(victim.id)
+    assert (stopped.status, stopped.attempts) == ("running", 1)  # killed half-way
+    (lost,) = w1.busy_with()  # the task w1 took and never finished
+    output = cluster.finish(run)
+    assert run.popen.returncode == 0, output + cluster.logs()
+    assert f"tournament {tid}: finished, 4/4 matches finished" in output
+    cluster.played_once(tid)
+    assert cluster.board(output) == {f"house:{bot}@1": 4 for bot in SLOW_BOTS.split(",")}
+    # the broker gave the lost task to w2, which played the match again from its start;
+    # every other match was played once
+    assert w2.succeeded()[lost] == victim.id
+    assert victim.id not in w1.succeeded().values()
+    matches = cluster.store.tournament_matches(tid)
+    assert {m.id: m.attempts for m in matches} == {
+        m.id: 2 if m.id == victim.id else 1 for m in matches
+    }
+    verify_from_start(cluster, victim.id)
+
+
+def test_redis_restarted_mid_tournament(cluster) -> None:
+    cluster.settings.update(ARENA_VISIBILITY_S="15", ARENA_TASK_TIME_LIMIT_S="10")
+    cluster.settings.update(ARENA_TEST_THINK_MS="5")
+    workers = [cluster.worker("w1"), cluster.worker("w2")]
+    run, tid = cluster.start_tournament(*SLOW, *FOUR, "--bots", SLOW_BOTS)
+    cluster.wait(lambda: cluster.running(tid), 60, "a match to start")
+
+    cluster.redis.stop()
+    cluster.wait(
+        lambda: all("Connection to broker lost" in w.log() for w in workers),
+        60,
+        "both workers to lose the broker",
+    )
+    # the matches in flight end with Redis away: their results reach the store, not Redis
+    cluster.wait(lambda: not cluster.running(tid), 60, "the matches in flight to end")
+    # no worker can take another match without Redis: the rest wait for it
+    assert cluster.store.progress(tid).get("finished", 0) < 4
+    assert run.alive()
+    cluster.redis.start()
+
+    output = cluster.finish(run)
+    assert run.popen.returncode == 0, output + cluster.logs()
+    assert f"tournament {tid}: finished, 4/4 matches finished" in output
+    cluster.played_once(tid)
+    assert cluster.board(output) == {f"house:{bot}@1": 4 for bot in SLOW_BOTS.split(",")}
+
+
+def test_referee_restarted_mid_tournament(cluster) -> None:
+    # long enough for the bots to come back to the new referee
+    cluster.settings.update(ARENA_BOT_WAIT_S="60", ARENA_TEST_THINK_MS="5")
+    referee = cluster.referee()
+    names = ["r-aggressive", "r-defensive", "r-blitz"]
+    for name in names:  # SDK bot processes: they reconnect by themselves
+        cluster.run_bot(name.replace("r-", "slow-"), name, [referee])
+    referee.wait_connected(*(f"{name}@1" for name in names))
+    cluster.worker("w1")
+    cluster.worker("w2")
+    bots = ",".join(names)
+    run, tid = cluster.start_tournament(*SLOW, "--games-per-pairing", "2", "--bots", bots)
+
+    cluster.wait(lambda: cluster.running(tid), 60, "a match to start on the referee")
+    referee.proc.kill()
+    in_flight = cluster.running(tid)  # the store as the dead referee left it
+    assert in_flight and all(m.attempts == 1 for m in in_flight)
+    assert all(m.referee == referee.address for m in in_flight)
+    health = ("health", "--referee", referee.address, "--timeout", "2")
+    assert cluster.arena(*health).returncode == 1  # compose's health check: it is down
+    again = cluster.referee(port=referee.port)  # same port, same database
+    assert again.address == referee.address
+    assert cluster.arena(*health).returncode == 0  # ...and up again
+
+    output = cluster.finish(run)
+    assert run.popen.returncode == 0, output + cluster.logs()
+    assert f"tournament {tid}: finished, 2/2 matches finished" in output
+    cluster.played_once(tid)
+    assert cluster.board(output) == {f"{name}@1": 2 for name in names}
+    for match in in_flight:  # played again from the start, by the new referee
+        assert cluster.store.match(match.id).attempts >= 2
+        verify_from_start(cluster, match.id)

@@ -1,0 +1,171 @@
+"""docker-compose.yml, checked without a Docker engine: the topology the issue asks for,
+health checks, and every command a container would run exists in this project and
+parses (``arena`` commands with the real parser, ``celery`` commands with Celery's own
+command line, the Node.js bot's options against its source). The same topology runs as
+real processes in tests/distributed/."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from celery import Celery
+
+from arena.cli import build_parser
+from arena.tournament.distributed import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+SERVICES: dict[str, dict[str, Any]] = COMPOSE["services"]
+OURS = sorted(name for name, service in SERVICES.items() if "build" in service)
+BOTS = sorted(name for name in SERVICES if name.startswith("bot"))
+VARIABLE = re.compile(r"\$\{(\w+)(:?-([^}]*))?\}")
+#: the services others wait for: each needs a health check
+HEALTHY = ("redis", "postgres", "referee", "worker")
+
+
+def expand(text: str) -> str:
+    """``${VAR:-default}`` as Compose expands it with VAR unset: its default."""
+
+    def default(found: re.Match[str]) -> str:
+        assert found.group(2), f"{found.group(0)} has no default: the file needs it set"
+        return found.group(3)
+
+    return VARIABLE.sub(default, text)
+
+
+def argv(command: str | list[str]) -> list[str]:
+    words = shlex.split(command) if isinstance(command, str) else [str(w) for w in command]
+    return [expand(word) for word in words]
+
+
+def commands(service: dict[str, Any]) -> list[list[str]]:
+    """What the container runs: its command and its health check's (the CMD form)."""
+    found = [argv(service["command"])] if "command" in service else []
+    test = service.get("healthcheck", {}).get("test")
+    if isinstance(test, list) and test[0] == "CMD":
+        found.append(argv(test[1:]))
+    elif isinstance(test, list) and test[0] == "CMD-SHELL":
+        found.append(argv(test[1]))
+    elif isinstance(test, str):
+        found.append(argv(test))
+    return found
+
+
+def environment(service: dict[str, Any]) -> dict[str, str]:
+    env = service.get("environment", {})
+    if isinstance(env, list):
+        env = dict(item.split("=", 1) for item in env)
+    return {key: expand(str(value)) for key, value in env.items()}
+
+
+def test_the_services_of_the_topology() -> None:
+    for name in ("redis", "postgres", "referee", "worker", "beat"):
+        assert name in SERVICES, f"docker-compose.yml has no {name} service"
+    assert BOTS, "docker-compose.yml has no example bot service"
+    for name in HEALTHY:
+        assert SERVICES[name].get("healthcheck", {}).get("test"), f"{name}: no health check"
+    for name, service in SERVICES.items():
+        depends = service.get("depends_on", {})
+        for target in depends:
+            assert target in SERVICES, f"{name} depends on an unknown service {target}"
+            if isinstance(depends, dict) and depends[target].get("condition") == (
+                "service_healthy"
+            ):
+                assert "healthcheck" in SERVICES[target], f"{name} waits on {target}'s health"
+    # `docker compose up --scale worker=8`: no fixed container name, no host port
+    assert "container_name" not in SERVICES["worker"]
+    assert "ports" not in SERVICES["worker"]
+    assert "docker compose up --scale worker=8" in (ROOT / "README.md").read_text()
+
+
+def test_the_services_share_one_store_broker_and_referee() -> None:
+    referee = argv(SERVICES["referee"]["command"])
+    referee_args = build_parser().parse_args(referee[1:])
+    for name in OURS:
+        env = environment(SERVICES[name])
+        settings = Settings.from_env(env)
+        assert settings.db == referee_args.db, name
+        assert settings.broker_url.startswith("redis://redis:"), name
+        assert settings.result_backend.startswith("redis://redis:"), name
+        assert settings.referees == (f"referee:{referee_args.port}",), name
+        assert settings.organiser_key == referee_args.organiser_key, name
+    for name in BOTS:
+        command = argv(SERVICES[name]["command"])
+        assert command[command.index("--referee") + 1] == f"referee:{referee_args.port}", name
+
+
+@pytest.mark.parametrize("name", OURS)
+def test_every_command_exists_and_parses(name: str) -> None:
+    found = commands(SERVICES[name])
+    assert found, f"{name}: no command"
+    for command in found:
+        program = command[0]
+        if program == "arena":
+            try:
+                build_parser().parse_args(command[1:])
+            except SystemExit:
+                pytest.fail(f"{name}: `{shlex.join(command)}` does not parse")
+        elif program == "celery":
+            check_celery(name, command)
+        elif program == "node":
+            check_node_bot(name, command)
+        else:
+            pytest.fail(f"{name}: {program!r} is not a command of this project")
+
+
+def check_celery(name: str, command: list[str]) -> None:
+    assert command[1] == "-A", f"{name}: `{shlex.join(command)}` names no app"
+    module, _, attribute = command[2].partition(":")
+    app = getattr(importlib.import_module(module), attribute or "app", None)
+    assert isinstance(app, Celery), f"{name}: {command[2]} is not a Celery app"
+    # Celery's own command line: it loads the app and refuses an unknown option
+    done = subprocess.run(
+        [sys.executable, "-m", "celery", *command[1:], "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert done.returncode == 0, f"{name}: `{shlex.join(command)}`: {done.stderr}"
+
+
+def check_node_bot(name: str, command: list[str]) -> None:
+    assert command[1] == "bots/node/bot.js", f"{name}: {shlex.join(command)}"
+    source = (ROOT / command[1]).read_text()
+    defaults = re.search(r"const args = (\{[^}]*\});", source)
+    assert defaults, "bots/node/bot.js: no `const args = {...}` of its options"
+    known = set(re.findall(r'[{,]\s*"?([A-Za-z][\w-]*)"?\s*:', defaults.group(1)))
+    for word in command[2::2]:
+        assert word.startswith("--") and word[2:] in known, f"{name}: {word} is not an option"
+    assert json.loads((ROOT / "bots/node/package.json").read_text())["dependencies"]
+
+
+def test_the_build_context_has_a_dockerfile_whose_sources_exist() -> None:
+    for name in OURS:
+        build = SERVICES[name]["build"]
+        context = ROOT / (build if isinstance(build, str) else build.get("context", "."))
+        dockerfile = context / (
+            "Dockerfile" if isinstance(build, str) else build.get("dockerfile", "Dockerfile")
+        )
+        assert dockerfile.is_file(), f"{name}: no {dockerfile}"
+        copies = 0
+        for line in dockerfile.read_text().splitlines():
+            if not line.strip().upper().startswith("COPY "):
+                continue
+            rest = line.strip()[5:].strip()
+            words = json.loads(rest) if rest.startswith("[") else shlex.split(rest)
+            if any(w.startswith("--from") for w in words):
+                continue  # from another build stage, not the context
+            for source in [w for w in words if not w.startswith("--")][:-1]:
+                assert (context / source).exists(), f"Dockerfile: COPY {source}: no such file"
+                copies += 1
+        assert copies, "the Dockerfile copies nothing from the context"
