@@ -9,6 +9,14 @@
 (d) the referee's resident memory while it holds 200 concurrent Risk matches, the bots
     multiplexed over a few connections.
 
+Every figure is the best of ``--rounds`` rounds (the VM drifts by 10-20%); a round
+measures (a), (b) and (c) one after the other, so that the drift hits them alike. Each
+line also gives the CPU time per round trip or decision of every process taking part
+(user + system, all threads, from /proc), and two floors say what the transport alone
+costs in the referee's own topology: a zero-work relay (a server that sends a message
+to one of three client processes at a time, each of which echoes it back on its one
+stream), with one message in flight as in (b) and 16 as in (c).
+
     .venv/bin/python benchmarks/protocol.py            # the figures in docs/benchmarks.md
     .venv/bin/python benchmarks/protocol.py --quick    # a smoke run
 """
@@ -22,8 +30,10 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -35,6 +45,24 @@ from arena.v1 import arena_pb2 as pb  # noqa: E402
 from arena.v1 import arena_pb2_grpc as pb_grpc  # noqa: E402
 
 ECHO_METHOD = "/bench.Echo/Stream"
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system, every thread) used so far by process ``pid``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+class CpuMeter:
+    """CPU µs per unit of work of a few processes over one measurement."""
+
+    def __init__(self, pids: list[int]) -> None:
+        self.pids = pids
+        self.start = [cpu_s(p) for p in pids]
+
+    def per(self, units: float) -> list[float]:
+        return [1e6 * (cpu_s(p) - s) / units for p, s in zip(self.pids, self.start, strict=True)]
 
 
 def decision_size() -> int:
@@ -81,8 +109,9 @@ async def echo_server(port_file: str) -> None:
     await server.wait_for_termination()
 
 
-async def ping_pong(address: str, size: int, streams: int, seconds: float) -> float:
-    """Round trips/s over ``streams`` concurrent streams (one message in flight each)."""
+async def ping_pong(address: str, size: int, streams: int, seconds: float) -> tuple[int, float]:
+    """(round trips, seconds) over ``streams`` concurrent streams (one message in flight
+    each)."""
     payload = os.urandom(size)
     async with grpc.aio.insecure_channel(address) as channel:
         call_factory = channel.stream_stream(ECHO_METHOD)
@@ -108,7 +137,7 @@ async def ping_pong(address: str, size: int, streams: int, seconds: float) -> fl
 
         start = time.perf_counter()
         await asyncio.gather(*(one(i) for i in range(streams)))
-        return sum(counts) / (time.perf_counter() - start)
+        return sum(counts), time.perf_counter() - start
 
 
 def start_echo() -> tuple[subprocess.Popen[bytes], str]:
@@ -121,12 +150,134 @@ def start_echo() -> tuple[subprocess.Popen[bytes], str]:
     raise RuntimeError("the echo server did not start")
 
 
+# --- the transport floor of the referee's topology ----------------------------------------
+
+
+async def relay_client(address: str) -> None:
+    """Echo every message back on the one stream (what a bot does, minus its work)."""
+    async with grpc.aio.insecure_channel(address) as channel:
+        call = channel.stream_stream(ECHO_METHOD)()
+        await call.write(b"hello")
+        try:
+            while (message := await call.read()) is not grpc.aio.EOF:
+                await call.write(message)
+        except grpc.aio.AioRpcError:
+            pass  # the relay is gone
+
+
+async def relay_server(clients: int, size: int) -> None:
+    """A zero-work referee: a server whose clients are separate processes, one stream
+    each, every message going to one client, which echoes it back. Reads
+    ``IN_FLIGHT SECONDS`` lines on stdin; for each, circulates IN_FLIGHT messages for
+    SECONDS (the n-th round trip of message i goes to client (i + n) % clients; one write
+    in flight per stream, through a writer task per stream as in the referee) and prints
+    ``round-trips/s server-CPU-µs clients-CPU-µs`` (CPU per round trip)."""
+    loop = asyncio.get_running_loop()
+    streams: list[Any] = []
+    waiting: dict[bytes, asyncio.Future[bytes]] = {}
+    connected = asyncio.Event()
+
+    async def stream(request_iterator, context):
+        streams.append(context)
+        if len(streams) == clients:
+            connected.set()
+        async for message in request_iterator:
+            future = waiting.pop(message[:4], None)
+            if future is not None:
+                future.set_result(message)
+
+    server = grpc.aio.server()
+    handler = grpc.method_handlers_generic_handler(
+        "bench.Echo", {"Stream": grpc.stream_stream_rpc_method_handler(stream)}
+    )
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    procs = [
+        subprocess.Popen([sys.executable, __file__, "--relay-client", f"127.0.0.1:{port}"])
+        for _ in range(clients)
+    ]
+    outboxes: list[asyncio.Queue[bytes]] = [asyncio.Queue() for _ in range(clients)]
+
+    async def write(i: int) -> None:
+        while True:
+            await streams[i].write(await outboxes[i].get())
+
+    async def run(in_flight: int, duration: float) -> tuple[int, float]:
+        counts = [0] * in_flight
+
+        async def circulate(i: int) -> None:
+            payload = i.to_bytes(4, "big") + os.urandom(size - 4)
+            n = 0
+            deadline = time.perf_counter() + duration
+            while time.perf_counter() < deadline:
+                future = waiting[payload[:4]] = loop.create_future()
+                outboxes[(i + n) % clients].put_nowait(payload)
+                await future
+                n += 1
+            counts[i] = n
+
+        start = time.perf_counter()
+        await asyncio.gather(*(circulate(i) for i in range(in_flight)))
+        return sum(counts), time.perf_counter() - start
+
+    try:
+        await asyncio.wait_for(connected.wait(), 30)
+        writers = [asyncio.create_task(write(i)) for i in range(clients)]
+        await run(clients, 0.3)  # warm-up
+        print("ready", flush=True)
+        while line := await loop.run_in_executor(None, sys.stdin.readline):
+            in_flight, seconds = line.split()
+            meter = CpuMeter([os.getpid(), *(p.pid for p in procs)])
+            n, elapsed = await run(int(in_flight), float(seconds))
+            cpu = meter.per(n)
+            print(f"{n / elapsed} {cpu[0]} {sum(cpu[1:])}", flush=True)
+        for writer in writers:
+            writer.cancel()
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
+class RelayProcess:
+    """The zero-work relay (``relay_server``) in its own process, measured on demand."""
+
+    def __init__(self, size: int, clients: int = 3) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--relay-server", f"{clients},{size}"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None and self.proc.stdin is not None
+        if self.proc.stdout.readline().strip() != "ready":
+            raise RuntimeError("the relay did not start")
+
+    def measure(self, in_flight: int, seconds: float) -> tuple[float, float, float]:
+        """(round trips/s, server CPU µs per round trip, clients' CPU µs per round trip)"""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(f"{in_flight} {seconds}\n")
+        self.proc.stdin.flush()
+        rate, server, clients = map(float, self.proc.stdout.readline().split())
+        return rate, server, clients
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()  # the relay stops its clients, then itself
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+
 # --- (b), (c), (d) through the referee -------------------------------------------------
 
 
 class RefereeProcess:
-    def __init__(self, work: Path) -> None:
-        self.log = work / "referee.log"
+    def __init__(self, work: Path, db: str = "bench.db") -> None:
+        self.log = work / f"{db}.log"
         with self.log.open("wb") as out:
             self.proc = subprocess.Popen(
                 [
@@ -137,7 +288,7 @@ class RefereeProcess:
                     "--port",
                     "0",
                     "--db",
-                    str(work / "bench.db"),
+                    str(work / db),
                     "--decision-ms",
                     "10000",
                 ],
@@ -231,47 +382,106 @@ def run_matches(
     return decisions, elapsed
 
 
+def best(rows: list[tuple[float, ...]]) -> tuple[float, ...]:
+    """The row with the highest rate (the first element)."""
+    return max(rows, key=lambda row: row[0])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--rounds", type=int, default=None, help="best of (default 3; quick 1)")
     parser.add_argument("--echo-server", help=argparse.SUPPRESS)
+    parser.add_argument("--relay-server", help=argparse.SUPPRESS)
+    parser.add_argument("--relay-client", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.echo_server:
         asyncio.run(echo_server(args.echo_server))
         return
+    if args.relay_server:
+        clients, size = map(int, args.relay_server.split(","))
+        asyncio.run(relay_server(clients, size))
+        return
+    if args.relay_client:
+        asyncio.run(relay_client(args.relay_client))
+        return
     seconds = 1.0 if args.quick else 5.0
+    rounds = args.rounds or (1 if args.quick else 3)
+    b_turns, c_turns = (60, 30) if args.quick else (200, 100)
     size = decision_size()
-    echo, address = start_echo()
-    try:
-        one = asyncio.run(ping_pong(address, size, 1, seconds))
-        sixteen = asyncio.run(ping_pong(address, size, 16, seconds))
-    finally:
-        echo.kill()
-    print(f"decision request size: {size} bytes")
-    print(f"(a) bare ping-pong, 1 stream:   {one:8.0f} round trips/s ({1e6 / one:.0f} µs each)")
-    print(f"    bare ping-pong, 16 streams: {sixteen:8.0f} round trips/s")
+    rows: dict[str, list[tuple[float, ...]]] = {k: [] for k in ("a", "a16", "r", "r16", "b", "c")}
 
+    def echo_round(streams: int) -> tuple[float, ...]:
+        meter = CpuMeter([os.getpid(), echo.pid])
+        n, elapsed = asyncio.run(ping_pong(address, size, streams, seconds))
+        client, server = meter.per(n)
+        return (n / elapsed, client, server)
+
+    def match_round(count: int, seed0: int, turns: int) -> tuple[float, ...]:
+        meter = CpuMeter([ref.proc.pid, *(p.pid for p in ref.bots)])
+        decisions, elapsed = run_matches(ref, names, count, seed0, turns)
+        referee, *bots = meter.per(decisions)
+        return (decisions / elapsed, referee, sum(bots))
+
+    echo, address = start_echo()
+    relay = RelayProcess(size)
     with tempfile.TemporaryDirectory() as tmp:
         ref = RefereeProcess(Path(tmp))
         try:
             names = [ref.bot(f"r{i}") for i in range(3)]
             ref.wait_connected(names)
             run_matches(ref, names, 1, 999, 20)  # warm-up
-            decisions, elapsed = run_matches(ref, names, 1, 1, 60 if args.quick else 200)
-            b = decisions / elapsed
+            for i in range(rounds):  # interleaved, so that a drift of the VM hits all alike
+                rows["a"].append(echo_round(1))
+                rows["a16"].append(echo_round(16))
+                rows["r"].append(relay.measure(1, seconds))
+                rows["r16"].append(relay.measure(16, seconds))
+                rows["b"].append(match_round(1, 1 + i, b_turns))
+                rows["c"].append(match_round(16, 100 + 16 * i, c_turns))
+            echo.kill()
+            relay.close()
+            a, a16, r, r16, b, c = (best(rows[k]) for k in ("a", "a16", "r", "r16", "b", "c"))
+            print(f"decision request size: {size} bytes; best of {rounds} rounds; CPU µs per")
+            print("round trip or decision: client/server, or referee/bots (3 processes)")
             print(
-                f"(b) one 3-player match, remote random bots: {b:8.0f} decisions/s "
-                f"= {b / one:.2f} of (a) (target 0.7)"
+                f"(a) bare ping-pong, 1 stream:   {a[0]:8.0f} round trips/s "
+                f"({1e6 / a[0]:.0f} µs each; CPU {a[1]:.0f}/{a[2]:.0f})"
             )
-            decisions, elapsed = run_matches(ref, names, 16, 100, 30 if args.quick else 100)
-            c = decisions / elapsed
             print(
-                f"(c) 16 concurrent matches:                  {c:8.0f} decisions/s "
-                f"= {c / sixteen:.2f} of bare 16 streams (target 0.7)"
+                f"    bare ping-pong, 16 streams: {a16[0]:8.0f} round trips/s "
+                f"(CPU {a16[1]:.0f}/{a16[2]:.0f})"
             )
-            count = 20 if args.quick else 200
-            import threading
-
+            print(
+                f"    zero-work relay, 3 clients, 1 in flight:  {r[0]:8.0f} round trips/s "
+                f"= {r[0] / a[0]:.2f} of (a) (CPU {r[1]:.0f}/{r[2]:.0f})"
+            )
+            print(
+                f"    zero-work relay, 3 clients, 16 in flight: {r16[0]:8.0f} round trips/s "
+                f"= {r16[0] / a16[0]:.2f} of bare 16 streams (CPU {r16[1]:.0f}/{r16[2]:.0f})"
+            )
+            print(
+                f"(b) one 3-player match, remote random bots: {b[0]:8.0f} decisions/s "
+                f"= {b[0] / a[0]:.2f} of (a) (target 0.7; CPU {b[1]:.0f}/{b[2]:.0f})"
+            )
+            print(
+                f"(c) 16 concurrent matches:                  {c[0]:8.0f} decisions/s "
+                f"= {c[0] / a16[0]:.2f} of bare 16 streams (target 0.7; CPU {c[1]:.0f}/{c[2]:.0f})"
+            )
+            for key, label in (("a", "(a)"), ("a16", "a16"), ("b", "(b)"), ("c", "(c)")):
+                print(
+                    f"    {label} every round: " + ", ".join(f"{row[0]:.0f}" for row in rows[key])
+                )
+        finally:
+            echo.kill()
+            relay.close()
+            ref.close()
+        # (d) on a referee of its own: the one above keeps the matches it has played
+        count = 20 if args.quick else 200
+        ref = RefereeProcess(Path(tmp), "memory.db")
+        try:
+            names = [ref.bot(f"m{i}") for i in range(3)]
+            ref.wait_connected(names)
+            run_matches(ref, names, 1, 999, 8)  # warm-up
             peak = [0.0]
             done = threading.Event()
 

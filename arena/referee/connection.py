@@ -38,6 +38,10 @@ class BotConnection:
     async def send(self, message: pb.RefereeMessage) -> None:
         """Queue ``message`` for this stream's writer. Never blocks: a bot that does not
         read (a stuck or partitioned peer) must not hold up a match or the referee."""
+        self.send_nowait(message)
+
+    def send_nowait(self, message: pb.RefereeMessage) -> None:
+        """``send`` without a coroutine (the hot path of a decision)."""
         if not self.closed.is_set():
             self.outbox.put_nowait(message)
 

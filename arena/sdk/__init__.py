@@ -34,7 +34,7 @@ import grpc
 
 from arena.engine.core import Decision
 from arena.engine.match import LazyObservation
-from arena.referee.codec import action_to_proto, from_json_text, observation_from_proto
+from arena.referee.codec import fill_action, from_json_text, observation_from_proto
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -156,7 +156,8 @@ class _Session:
             if self.pool is None:
                 reply = self._decide(message.decision)
                 if reply is not None:
-                    await self._write(call, reply)
+                    # no lock needed: without a pool, only this loop writes, one at a time
+                    await call.write(reply)
             else:
                 task = asyncio.create_task(self._decide_in_pool(call, message.decision))
                 self.tasks.add(task)  # keep a reference until it is done
@@ -220,20 +221,21 @@ class _Session:
         try:
             wire = request.observation
             observation = LazyObservation(lambda: observation_from_proto(wire))
-            options = from_json_text(request.options_json)
-            decision = Decision(request.seat, request.kind, lambda: options)
+            options_json = request.options_json
+            # decoded only if the bot reads them, like the observation
+            decision = Decision(request.seat, request.kind, lambda: from_json_text(options_json))
             action = bot.decide(observation, decision)
-            message = action_to_proto(
-                context.game, _territory_indices(context.game, action, observation)
+            reply = pb.BotMessage()
+            answer = reply.action  # built in place: no copy of the action
+            answer.match_id = request.match_id
+            answer.request_id = request.request_id
+            fill_action(
+                answer.action, context.game, _territory_indices(context.game, action, observation)
             )
         except Exception:
             log.exception("match %s: the bot failed to decide %s", request.match_id, request.kind)
             return None  # the referee's deadline will play the default
-        return pb.BotMessage(
-            action=pb.ActionReply(
-                match_id=request.match_id, request_id=request.request_id, action=message
-            )
-        )
+        return reply
 
     async def _decide_in_pool(self, call: Any, request: pb.DecisionRequest) -> None:
         loop = asyncio.get_running_loop()

@@ -12,8 +12,10 @@ from arena.referee.codec import (
     CodecError,
     action_from_proto,
     action_to_proto,
+    from_json_text,
     observation_from_proto,
     observation_to_proto,
+    to_json_text,
 )
 from arena.v1 import arena_pb2 as pb
 
@@ -81,3 +83,44 @@ def test_an_action_for_the_wrong_game_is_refused():
 def test_a_third_party_game_uses_struct():
     action = {"type": "bid", "amount": 3, "cards": [1, 2]}
     assert action_from_proto("poker", action_to_proto("poker", action)) == action
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"attacks": [{"from": 1, "to": 2, "max_dice": 3}], "can_end": True, "x": None},
+        {1: "integer keys", 2: [True, False]},  # as json.dumps: keys become strings
+        {"text": "héllo ☃ \u2028"},  # non-ASCII: escaped, as json.dumps does
+        {"big": 2**70, "small": -(2**63) - 1},  # beyond 64 bits
+        [1.5, -0.0, 1e16, 0.1, 'a "quoted" \\ string\n'],
+        (1, (2, 3)),
+    ],
+)
+def test_json_text_is_the_standard_librarys(value):
+    text = to_json_text(value)
+    assert text == json.dumps(value, separators=(",", ":"))
+    assert from_json_text(text) == json.loads(text)
+
+
+def test_json_text_of_every_message_of_a_game_is_the_standard_librarys():
+    for game, variants, players, options in CASES:
+        state = REGISTRY.game(game).new_state(
+            players, 3, options, REGISTRY.resolve_variants(game, variants)
+        )
+        bots = [REGISTRY.bot(game, "random").factory(s, s) for s in range(players)]
+        values: list = [state.initial_events]
+        for _ in range(150):
+            if state.terminal:
+                break
+            decision = state.decision()
+            values += [decision.options, state.observation(decision.player)]
+            action = bots[decision.player].decide(state.observation(decision.player), decision)
+            values += [action, state.apply(decision.player, action)]
+        for value in values:
+            assert to_json_text(value) == json.dumps(value, separators=(",", ":"))
+
+
+def test_malformed_json_text_is_a_codec_error():
+    with pytest.raises(CodecError, match="not valid JSON"):
+        from_json_text("{not json")
+    assert from_json_text("NaN") != from_json_text("NaN")  # the standard library's reading
