@@ -51,6 +51,7 @@ class RefereeConfig:
     registration_key: str = ""
     organiser_key: str = ""
     tournament_workers: int = 1  # processes for a tournament's house-bot matches
+    finished_linger_s: float = 30.0  # an ended match stays in memory this long
 
 
 class Referee:
@@ -190,6 +191,18 @@ class Referee:
             },
             to_json(match.record) if match.record.result is not None else None,
         )
+        # A referee runs for weeks: an ended match leaves memory once its last waiters
+        # have read it (the store keeps it for GetMatch and WatchMatch). An unfinished
+        # one goes at once, so that running its id again plays it again.
+        if match.status == "finished":
+            linger = self.config.finished_linger_s
+            asyncio.get_running_loop().call_later(linger, self._forget, match)
+        else:
+            self._forget(match)
+
+    def _forget(self, match: LiveMatch) -> None:
+        if self.matches.get(match.match_id) is match:
+            del self.matches[match.match_id]
 
     async def shutdown(self, grace_s: float) -> None:
         """Let matches in flight finish for ``grace_s``, then abort the rest cleanly."""
@@ -591,7 +604,12 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
     ) -> AsyncIterator[pb.SpectatorMessage]:
         match = self.referee.matches.get(request.match_id)
         if match is None:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no live match {request.match_id}")
+            row = self.referee.store.match(request.match_id)
+            if row is None or row.status in ("pending", "running"):
+                await context.abort(grpc.StatusCode.NOT_FOUND, f"no live match {request.match_id}")
+            # ended and gone from memory: the whole record, as after any ending
+            yield pb.SpectatorMessage(finished=stored_info(self.referee.store, row))
+            return
         if match.status != "running":
             yield pb.SpectatorMessage(finished=match.info())
             return
