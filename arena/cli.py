@@ -986,8 +986,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="the main job: a referee, the example bots as processes, Risk and Stratego "
         "round robins, leaderboards",
     )
-    demo.add_argument("--risk-games", type=int, default=3, help="games per Risk pairing")
-    demo.add_argument("--stratego-games", type=int, default=2, help="games per Stratego pairing")
+    demo.add_argument("--risk-games", type=int, default=6, help="games per Risk pairing")
+    demo.add_argument("--stratego-games", type=int, default=6, help="games per Stratego pairing")
     demo.add_argument("--workers", type=int, default=2, help="processes for house-bot matches")
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     db_option(demo)

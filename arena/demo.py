@@ -147,8 +147,8 @@ def connect_bots(processes: Processes, address: str, bots: list[DemoBot]) -> Non
 
 def run(
     db: str = "arena.db",
-    risk_games: int = 3,
-    stratego_games: int = 2,
+    risk_games: int = 6,
+    stratego_games: int = 6,
     workers: int = 2,
     quiet: bool = False,
     out: Any = None,
