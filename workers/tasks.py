@@ -83,24 +83,23 @@ def connected_bots(address: str) -> set[str] | None:
     return {f"{b.name}@{b.version}" for b in reply.bots if b.connected}
 
 
-def choose_referee(job: MatchJob, referees: tuple[str, ...]) -> tuple[str | None, int]:
-    """A referee where every connected-bot seat of the job is present (chosen at random
-    among those, to spread the load), and how many referees answered at all. Without
-    one, (the reachable referee with the most of them, or None, answered)."""
+def choose_referee(job: MatchJob, referees: tuple[str, ...]) -> tuple[str | None, bool]:
+    """Where to play the job, and whether every connected-bot seat of it is there: a
+    referee that has them all (at random among those, to spread the load), else the
+    reachable one that has the most of them; None when no referee answers."""
     wanted = {seat.label for seat in job.seats if seat.house is None}
-    complete, best, best_count, answered = [], None, -1, 0
+    complete, best, best_count = [], None, -1
     for address in referees:
         present = connected_bots(address)
         if present is None:
             continue
-        answered += 1
         if wanted <= present:
             complete.append(address)
         elif len(wanted & present) > best_count:
             best, best_count = address, len(wanted & present)
     if complete:
-        return random.choice(complete), answered
-    return best, answered
+        return random.choice(complete), True
+    return best, False
 
 
 # --- tasks -------------------------------------------------------------------------------
@@ -148,15 +147,13 @@ def play_match(self: Any, match_id: str, first_try: float | None = None) -> dict
         s.start_match(job.match_id, job.game, [seat.label for seat in job.seats])
         outcome = play_local(job)
     else:
-        address, answered = choose_referee(job, settings.referees)
-        waited = time.time() - first_try
-        if answered == 0 or (address is None or not _all_present(job, address)):
-            if answered == 0 or waited < settings.bot_wait_s:
-                why = "no referee answers" if answered == 0 else "its bots are not all connected"
-                return _again(self, match_id, first_try, why)
-            # waited long enough: play where most of them are; the referee gives the
-            # absent ones its grace period and then scores them as forfeiting
-            address = address or settings.referees[0]
+        address, everyone = choose_referee(job, settings.referees)
+        if address is None:
+            return _again(self, match_id, first_try, "no referee answers")
+        if not everyone and time.time() - first_try < settings.bot_wait_s:
+            return _again(self, match_id, first_try, "its bots are not all connected")
+        # (after the wait, the match is played where most of its bots are: the referee
+        # gives the absent ones its grace period, then scores them as forfeiting)
         client = RefereeClient(address, settings.organiser_key)
         try:
             outcome = client.play(job)
@@ -175,11 +172,6 @@ def _again(task: Any, match_id: str, first_try: float, why: str) -> dict[str, An
         return record(Outcome(match_id, "aborted", error=error))
     log.info("match %s: %s; trying again", match_id, why)
     raise task.retry(countdown=_backoff(task.request.retries), kwargs={"first_try": first_try})
-
-
-def _all_present(job: MatchJob, address: str) -> bool:
-    present = connected_bots(address) or set()
-    return {seat.label for seat in job.seats if seat.house is None} <= present
 
 
 def _stored(row: Any) -> dict[str, Any]:

@@ -230,10 +230,6 @@ class TournamentHost:
         self._runs: dict[str, tuple[threading.Thread, threading.Event]] = {}
         self._lock = threading.Lock()
 
-    def running(self, tournament_id: str) -> bool:
-        run = self._runs.get(tournament_id)
-        return run is not None and run[0].is_alive()
-
     def start(self, tournament_id: str) -> None:
         with self._lock:
             previous = self._runs.get(tournament_id)

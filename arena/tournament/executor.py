@@ -73,15 +73,11 @@ _registry: Any = None
 
 def play_local(job: MatchJob) -> Outcome:
     """Play a match of house bots in this process. Exceptions become an outcome."""
-    global _registry
     from arena.engine.match import play_match
     from arena.engine.replay import dumps
-    from arena.plugins import load_registry
 
     try:
-        if _registry is None:
-            _registry = load_registry()
-        registry = _registry
+        registry = _preload()
         game = registry.game(job.game)
         variants = registry.resolve_variants(job.game, list(job.variants))
         players = []
@@ -120,12 +116,14 @@ def play_local(job: MatchJob) -> Outcome:
     )
 
 
-def _preload() -> None:
+def _preload() -> Any:
+    """This process's plugin registry, loaded once."""
     global _registry
     from arena.plugins import load_registry
 
     if _registry is None:
         _registry = load_registry()
+    return _registry
 
 
 class RefereeClient:
