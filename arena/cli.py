@@ -296,19 +296,23 @@ def _register_when_up(address: str, name: str, key: str, games: list[str]) -> st
     import grpc
 
     from arena.v1 import arena_pb2 as pb
+    from arena.v1 import arena_pb2_grpc
 
     deadline = time.monotonic() + 120
-    while True:
-        try:
-            reply = _arena_stub(address).RegisterBot(
-                pb.RegisterBotRequest(name=name, registration_key=key, games=games), timeout=10
-            )
-            print(f"registered {reply.name} version {reply.version}", flush=True)
-            return reply.token
-        except grpc.RpcError as exc:
-            if exc.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
-                raise ValueError(f"{address}: {exc.details()}") from None
-            time.sleep(1.0)
+    with grpc.insecure_channel(address) as channel:
+        stub = arena_pb2_grpc.ArenaServiceStub(channel)
+        while True:
+            try:
+                reply = stub.RegisterBot(
+                    pb.RegisterBotRequest(name=name, registration_key=key, games=games),
+                    timeout=10,
+                )
+                print(f"registered {reply.name} version {reply.version}", flush=True)
+                return reply.token
+            except grpc.RpcError as exc:
+                if exc.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+                    raise ValueError(f"{address}: {exc.details()}") from None
+                time.sleep(1.0)
 
 
 def cmd_bot_run(args: argparse.Namespace) -> int:

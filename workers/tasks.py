@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import random
+import secrets
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -261,7 +262,9 @@ def fire_due_tournaments() -> list[str]:
                     games_per_pairing=recurring.games_per_pairing,
                     variants=recurring.variants,
                     options=dict(recurring.options),
-                    seed=run,
+                    # a fresh secret seed each run: a predictable one would tell bots
+                    # the dice and the shuffles of every match (the schedule derives them)
+                    seed=secrets.randbelow(2**31),
                     name=f"{recurring.name} #{run}",
                     decision_ms=recurring.decision_ms,
                     time_bank_ms=recurring.time_bank_ms,

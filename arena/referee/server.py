@@ -394,6 +394,22 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
     def __init__(self, referee: Referee) -> None:
         self.referee = referee
 
+    def _is_organiser(self, context: grpc.aio.ServicerContext) -> bool:
+        key = self.referee.config.organiser_key
+        return not key or _check_key(_bearer(context), key)
+
+    def _replay_visible(self, match_id: str, context: grpc.aio.ServicerContext) -> bool:
+        """A tournament's replays (and seeds) stay with the organiser until the whole
+        tournament has ended: its duplicate seeds replay one deal in several matches, so
+        the replay of one would tell a bot the cards or the dice of the next."""
+        if self._is_organiser(context):
+            return True
+        row = self.referee.store.match(match_id)
+        if row is None or row.tournament_id is None:
+            return True
+        tournament = self.referee.store.tournament(row.tournament_id)
+        return tournament is not None and tournament.status == "finished"
+
     async def _organiser(self, context: grpc.aio.ServicerContext) -> None:
         key = self.referee.config.organiser_key
         if key and not _check_key(_bearer(context), key):
@@ -487,11 +503,15 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
     ) -> pb.MatchInfo:
         match = self.referee.matches.get(request.match_id)
         if match is not None:
-            return match.info()
-        row = self.referee.store.match(request.match_id)
-        if row is None:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id}")
-        return stored_info(self.referee.store, row)
+            info = match.info()
+        else:
+            row = self.referee.store.match(request.match_id)
+            if row is None:
+                await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id}")
+            info = stored_info(self.referee.store, row)
+        if info.replay_json and not self._replay_visible(request.match_id, context):
+            info.replay_json = ""
+        return info
 
     # --- tournaments and leaderboards ------------------------------------------------
 
@@ -501,8 +521,13 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no tournament {tournament_id!r}")
         return row
 
-    def _info(self, row: Any, standings: bool = False) -> pb.TournamentInfo:
-        return tournament_info(self.referee.store, row, standings)
+    def _info(
+        self, row: Any, context: grpc.aio.ServicerContext, standings: bool = False
+    ) -> pb.TournamentInfo:
+        info = tournament_info(self.referee.store, row, standings)
+        if not self._is_organiser(context):
+            info.seed = 0  # the seeds of its matches derive from it: organiser only
+        return info
 
     async def CreateTournament(
         self,
@@ -533,7 +558,7 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         if request.start:
             referee.tournaments.start(row.id)
-        return self._info(row)
+        return self._info(row, context)
 
     async def StartTournament(
         self,
@@ -544,7 +569,7 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         row = await self._tournament(request.tournament_id, context)
         if row.status != "finished":
             self.referee.tournaments.start(row.id)
-        return self._info(row)
+        return self._info(row, context)
 
     async def StopTournament(
         self,
@@ -554,7 +579,7 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         await self._organiser(context)
         row = await self._tournament(request.tournament_id, context)
         self.referee.tournaments.stop(row.id)
-        return self._info(row)
+        return self._info(row, context)
 
     async def GetTournament(
         self,
@@ -562,15 +587,20 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         context: grpc.aio.ServicerContext,
     ) -> pb.TournamentInfo:
         row = await self._tournament(request.tournament_id, context)
-        return await asyncio.to_thread(self._info, row, request.standings)
+        return await asyncio.to_thread(self._info, row, context, request.standings)
 
     async def ListTournaments(
         self,
         request: pb.ListTournamentsRequest,
         context: grpc.aio.ServicerContext,
     ) -> pb.ListTournamentsResponse:
-        rows = self.referee.store.tournaments()
-        return pb.ListTournamentsResponse(tournaments=[self._info(row) for row in rows])
+        def listing() -> pb.ListTournamentsResponse:
+            rows = self.referee.store.tournaments()
+            return pb.ListTournamentsResponse(
+                tournaments=[self._info(row, context) for row in rows]
+            )
+
+        return await asyncio.to_thread(listing)
 
     async def GetLeaderboard(
         self,
@@ -604,10 +634,16 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             if row is None or row.status in ("pending", "running"):
                 await context.abort(grpc.StatusCode.NOT_FOUND, f"no live match {request.match_id}")
             # ended and gone from memory: the whole record, as after any ending
-            yield pb.SpectatorMessage(finished=stored_info(self.referee.store, row))
+            info = stored_info(self.referee.store, row)
+            if not self._replay_visible(request.match_id, context):
+                info.replay_json = ""
+            yield pb.SpectatorMessage(finished=info)
             return
         if match.status != "running":
-            yield pb.SpectatorMessage(finished=match.info())
+            info = match.info()
+            if not self._replay_visible(request.match_id, context):
+                info.replay_json = ""
+            yield pb.SpectatorMessage(finished=info)
             return
         queue: asyncio.Queue[Any] = asyncio.Queue()
         match.spectators.append(queue)
@@ -650,10 +686,10 @@ def tournament_info(store: Store, row: TournamentRow, standings: bool = False) -
 def leaderboard_message(
     store: Store, game: str, variants: list[str], tournament_id: str | None = None
 ) -> pb.Leaderboard:
-    from arena.tournament.leaderboard import compute, refresh
+    from arena.tournament.leaderboard import compute
 
-    key = variant_key(variants)
-    rows = compute(store, game, key, tournament_id) if tournament_id else refresh(store, game, key)
+    # a read fits and never writes: the ratings table is rewritten by the runs themselves
+    rows = compute(store, game, variant_key(variants), tournament_id)
     return pb.Leaderboard(
         game=game,
         variants=sorted(variants),

@@ -164,7 +164,10 @@ class CeleryExecutor(Executor):
             if isinstance(backend, KeyValueStoreBackend):
                 found: list[tuple[str, dict[str, Any]]] = []
                 try:
-                    for task_id, meta in backend.get_many(task_ids, timeout=0, interval=0):
+                    # one MGET: max_iterations bounds it on every Celery version
+                    # (before 5.7, timeout=0 alone meant "wait for all")
+                    ready = backend.get_many(task_ids, timeout=0, interval=0, max_iterations=1)
+                    for task_id, meta in ready:
                         found.append((task_id, meta))
                         backend._cache.pop(task_id, None)  # keep the client's memory flat
                 except StillRunning:  # some are still running: what is there so far

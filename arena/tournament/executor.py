@@ -303,7 +303,11 @@ class LocalExecutor(Executor):
                 try:
                     outcome = future.result()
                 except cf.process.BrokenProcessPool as exc:
-                    self._pool = None  # a worker died (killed, out of memory): a new pool
+                    # a worker died (killed, out of memory): the next job gets a new pool;
+                    # a late failure from the old pool leaves a new healthy one alone
+                    if self._pool is not None and getattr(self._pool, "_broken", False):
+                        self._pool.shutdown(wait=False, cancel_futures=True)
+                        self._pool = None
                     outcome = Outcome(job.match_id, "aborted", error=f"worker process died: {exc}")
                 except Exception as exc:
                     outcome = Outcome(job.match_id, "aborted", error=f"{type(exc).__name__}: {exc}")

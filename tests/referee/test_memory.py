@@ -74,3 +74,69 @@ def test_an_ended_match_leaves_memory_and_is_still_served_from_the_store(tmp_pat
     assert (again.status, list(again.result.places)) == ("finished", list(first.result.places))
     assert out["held_at_last"] == {}
     assert out["unknown"] == grpc.StatusCode.NOT_FOUND
+
+
+async def _tournament_scenario(db: str) -> dict:
+    from arena.tournament.runner import TournamentSpec, create_tournament
+
+    store = Store(db)
+    tournament = create_tournament(
+        store,
+        TournamentSpec(
+            game="risk",
+            bots=["house:random", "house:aggressive", "house:defensive"],
+            seats=3,
+            games_per_pairing=3,
+            options={"turn-limit": "20"},
+            seed=424242,
+        ),
+    )
+    first, *_ = store.tournament_matches(tournament.id)
+    referee = Referee(store, RefereeConfig(organiser_key="k"))
+    server, port = await start_server(referee, "127.0.0.1:0")
+    organiser = (("authorization", "Bearer k"),)
+    out: dict = {}
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            arena = pb_grpc.ArenaServiceStub(channel)
+            run = pb.RunMatchRequest(
+                game="risk",
+                players=HOUSE_RISK,
+                options={"turn-limit": "20"},
+                seed=first.seed,
+                match_id=first.id,
+                wait=True,
+            )
+            await arena.RunMatch(run, metadata=organiser)
+            get = pb.GetMatchRequest(match_id=first.id)
+            out["public"] = await arena.GetMatch(get)
+            out["organiser"] = await arena.GetMatch(get, metadata=organiser)
+            watch = pb.WatchMatchRequest(match_id=first.id)
+            out["watched"] = [m async for m in arena.WatchMatch(watch)]
+            ask = pb.GetTournamentRequest(tournament_id=tournament.id)
+            out["tournament_public"] = await arena.GetTournament(ask)
+            out["tournament_organiser"] = await arena.GetTournament(ask, metadata=organiser)
+            out["listed"] = await arena.ListTournaments(pb.ListTournamentsRequest())
+            store.set_tournament_status(tournament.id, "finished")
+            out["public_after"] = await arena.GetMatch(get)
+    finally:
+        await server.stop(None)
+        store.close()
+    return out
+
+
+def test_a_tournaments_replays_and_seed_stay_with_the_organiser_until_it_ends(tmp_path):
+    # duplicate seeds replay one deal in several matches: a replay seen early would tell
+    # a bot the cards and dice of the rotations still to come
+    out = asyncio.run(_tournament_scenario(str(tmp_path / "arena.db")))
+    assert out["organiser"].status == "finished"
+    assert json.loads(out["organiser"].replay_json)["seed"] > 0
+    assert out["public"].status == "finished"
+    assert out["public"].replay_json == ""
+    assert list(out["public"].result.places) == list(out["organiser"].result.places)
+    (watched,) = out["watched"]
+    assert watched.finished.replay_json == ""
+    assert out["tournament_public"].seed == 0
+    assert out["tournament_organiser"].seed == 424242
+    assert [t.seed for t in out["listed"].tournaments] == [0]
+    assert out["public_after"].replay_json == out["organiser"].replay_json
