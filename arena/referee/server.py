@@ -695,20 +695,7 @@ def leaderboard_message(
         variants=sorted(variants),
         rows=[
             pb.LeaderboardRow(
-                rank=r.rank,
-                bot_id=r.bot_id,
-                bot=r.label,
-                games=r.games,
-                wins=r.wins,
-                draws=r.draws,
-                losses=r.losses,
-                score=r.score,
-                elo=r.elo,
-                elo_low=r.elo_low,
-                elo_high=r.elo_high,
-                online_elo=r.online_elo,
-                openskill_mu=r.mu,
-                openskill_sigma=r.sigma,
+                **r.figures(), bot=r.label, openskill_mu=r.mu, openskill_sigma=r.sigma
             )
             for r in rows
         ],

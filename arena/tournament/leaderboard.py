@@ -18,6 +18,7 @@ is left out.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass
 
@@ -41,6 +42,14 @@ class BoardRow:
     online_elo: float
     mu: float
     sigma: float
+
+    def figures(self) -> dict[str, object]:
+        """The fields every form of a leaderboard row shares (the stored row, the gRPC
+        message), by the same names."""
+        figures = dataclasses.asdict(self)
+        for own in ("label", "mu", "sigma"):
+            del figures[own]
+        return figures
 
 
 def compute(
@@ -103,23 +112,7 @@ def refresh(store: Store, game: str, variants: str = "") -> list[BoardRow]:
         game,
         variants,
         [
-            RatingRow(
-                game=game,
-                variants=variants,
-                bot_id=r.bot_id,
-                rank=r.rank,
-                games=r.games,
-                wins=r.wins,
-                draws=r.draws,
-                losses=r.losses,
-                score=r.score,
-                elo=r.elo,
-                elo_low=r.elo_low,
-                elo_high=r.elo_high,
-                online_elo=r.online_elo,
-                mu=r.mu,
-                sigma=r.sigma,
-            )
+            RatingRow(game=game, variants=variants, **r.figures(), mu=r.mu, sigma=r.sigma)
             for r in rows
         ],
     )
