@@ -252,8 +252,9 @@ def run_tournament(
     attempts = {m.id: m.attempts for m in todo}
     store.set_tournament_status(tournament_id, "running")
     state = Progress(tournament_id, total, already, 0)
+    labels = {row.id: row.label for row in store.bots()}  # one query, not one a seat
     for game in store.played(tournament.game, tournament_id=tournament_id):
-        _live_update(state.live, _labels(store, game.bot_ids), game.places)
+        _live_update(state.live, [labels[b] for b in game.bot_ids], game.places)
     summary = RunSummary(tournament_id, "running", total, already, 0)
     pending = jobs(store, tournament, todo)
     stop = stop or threading.Event()
@@ -312,14 +313,6 @@ def run_tournament(
     if interrupted:
         raise KeyboardInterrupt
     return summary
-
-
-def _labels(store: Store, bot_ids: Sequence[str]) -> list[str]:
-    labels = []
-    for bot_id in bot_ids:
-        row = store.bot(bot_id)
-        labels.append(row.label if row else bot_id)
-    return labels
 
 
 def _live_update(live: dict[str, float], labels: Sequence[str], places: Sequence[int]) -> None:
