@@ -15,7 +15,10 @@ line also gives the CPU time per round trip or decision of every process taking 
 (user + system, all threads, from /proc), and two floors say what the transport alone
 costs in the referee's own topology: a zero-work relay (a server that sends a message
 to one of three client processes at a time, each of which echoes it back on its one
-stream), with one message in flight as in (b) and 16 as in (c).
+stream), with one message in flight as in (b) and 16 as in (c). Two last lines say what
+the targets leave on this machine, from the same run: the most (b) could reach (a relay
+round trip plus the work a decision must do, measured in process by ``on_path_work``),
+and the CPU a decision may use for (c) to reach 0.7 on these cores.
 
     .venv/bin/python benchmarks/protocol.py            # the figures in docs/benchmarks.md
     .venv/bin/python benchmarks/protocol.py --quick    # a smoke run
@@ -85,6 +88,71 @@ def decision_size() -> int:
         options_json=to_json_text(d.options),
     )
     return request.ByteSize()
+
+
+# --- the work a decision puts on the latency path, without the transport -----------------
+
+
+def on_path_work(games: int, turn_limit: int) -> tuple[float, float]:
+    """µs a decision of the work (b) cannot overlap with waiting, measured in this process
+    without gRPC or asyncio, over ``games`` 3-player Risk games between random bots.
+
+    The referee: the observation and options, the DecisionRequest (the referee's own
+    ``decision_message``) and its bytes; then parsing the reply, reading the action and
+    applying it. The bot: the SDK's own ``_Session._decide`` (parsing, deciding, the
+    reply) and the reply's bytes. Left out, so that this is a floor: telling the other
+    seats the events (it could wait until the next request is on its way), recording
+    the step, the deadline timer, and every hand-off between tasks and threads."""
+    from arena.plugins import load_registry
+    from arena.referee.codec import action_from_proto, to_json_text
+    from arena.referee.live import LiveMatch, Seat
+    from arena.sdk import _Session
+    from arena.sdk.house import house_factory
+
+    game = load_registry().game("risk")
+    referee_s = bot_s = 0.0
+    decisions = 0
+    clock = time.perf_counter
+    for seed in range(1, games + 1):
+        options = {"turn-limit": str(turn_limit)}
+        match = LiveMatch(
+            referee=None,  # type: ignore[arg-type]  # only decision_message is used
+            match_id=f"{seed:032x}",
+            game=game,
+            variants=[],
+            options=options,
+            seats=[Seat(label=f"r{i}", bot_id=f"r{i}") for i in range(3)],
+            seed=seed,
+            decision_ms=10000,
+            time_bank_ms=0,
+        )
+        state = game.new_state(3, seed, options, [])
+        session = _Session(house_factory("random"), "", 1, 0)
+        for seat in range(3):
+            session._start(
+                pb.MatchStarted(match_id=match.match_id, game="risk", seat=seat, players=["r"] * 3)
+            )
+        while not state.terminal:
+            decision = state.decision()
+            seat = decision.player
+            t0 = clock()
+            observation = state.observation(seat)
+            message, _ = match.decision_message(
+                seat, decision, observation, to_json_text(decision.options), 1
+            )
+            sent = message.SerializeToString()
+            t1 = clock()
+            reply = session._decide(pb.RefereeMessage.FromString(sent).decision)
+            assert reply is not None
+            answer = reply.SerializeToString()
+            t2 = clock()
+            action = action_from_proto("risk", pb.BotMessage.FromString(answer).action.action)
+            state.apply(seat, action)
+            t3 = clock()
+            referee_s += (t1 - t0) + (t3 - t2)
+            bot_s += t2 - t1
+            decisions += 1
+    return 1e6 * referee_s / decisions, 1e6 * bot_s / decisions
 
 
 # --- (a) the bare ping-pong ----------------------------------------------------------
@@ -410,6 +478,7 @@ def main() -> None:
     b_turns, c_turns = (60, 30) if args.quick else (200, 100)
     size = decision_size()
     rows: dict[str, list[tuple[float, ...]]] = {k: [] for k in ("a", "a16", "r", "r16", "b", "c")}
+    work: list[tuple[float, float]] = []
 
     def echo_round(streams: int) -> tuple[float, ...]:
         meter = CpuMeter([os.getpid(), echo.pid])
@@ -438,6 +507,7 @@ def main() -> None:
                 rows["r16"].append(relay.measure(16, seconds))
                 rows["b"].append(match_round(1, 1 + i, b_turns))
                 rows["c"].append(match_round(16, 100 + 16 * i, c_turns))
+                work.append(on_path_work(1 if args.quick else 3, b_turns))
             echo.kill()
             relay.close()
             a, a16, r, r16, b, c = (best(rows[k]) for k in ("a", "a16", "r", "r16", "b", "c"))
@@ -467,6 +537,23 @@ def main() -> None:
                 f"(c) 16 concurrent matches:                  {c[0]:8.0f} decisions/s "
                 f"= {c[0] / a16[0]:.2f} of bare 16 streams (target 0.7; CPU {c[1]:.0f}/{c[2]:.0f})"
             )
+            referee_us, bot_us = min(work, key=sum)
+            ceiling = 1e6 / (1e6 / r[0] + referee_us + bot_us)
+            cores = len(os.sched_getaffinity(0))
+            budget = cores * 1e6 / (0.7 * a16[0])
+            print("What the targets leave, from this run:")
+            print(
+                f"    (b) can reach at most {ceiling:.0f} decisions/s = {ceiling / a[0]:.2f} "
+                f"of (a): a zero-work relay round trip ({1e6 / r[0]:.0f} µs) plus the work on "
+                f"the path measured in process (referee {referee_us:.0f} µs, bot {bot_us:.0f} µs)"
+            )
+            print(
+                f"    (c) at 0.7 of bare 16 streams is {0.7 * a16[0]:.0f} decisions/s: "
+                f"{cores} cores allow {budget:.0f} µs of CPU a decision, all processes "
+                f"together; the zero-work relay takes {r16[1] + r16[2]:.0f}, with the work "
+                f"measured in process at least {r16[1] + r16[2] + referee_us + bot_us:.0f}; "
+                f"a decision takes {c[1] + c[2]:.0f}"
+            )
             for key, label in (("a", "(a)"), ("a16", "a16"), ("b", "(b)"), ("c", "(c)")):
                 print(
                     f"    {label} every round: " + ", ".join(f"{row[0]:.0f}" for row in rows[key])
@@ -475,7 +562,8 @@ def main() -> None:
             echo.kill()
             relay.close()
             ref.close()
-        # (d) on a referee of its own: the one above keeps the matches it has played
+        # (d) on a referee of its own: the matches of (c) stay in memory for 30 s after
+        # they end (finished_linger_s), and must not count
         count = 20 if args.quick else 200
         ref = RefereeProcess(Path(tmp), "memory.db")
         try:

@@ -163,7 +163,6 @@ class LiveMatch:
     ) -> dict[str, Any]:
         seat = self.seats[seat_index]
         config = self.referee.config
-        game = self.game.name
         observation = state.observation(seat_index)
         options = to_json_text(decision.options)
         loop = asyncio.get_running_loop()
@@ -173,24 +172,11 @@ class LiveMatch:
                 connection = await self.referee.wait_for_bot(seat.bot_id, config.grace_s)
                 if connection is None:
                     raise Gone()
-            # built in place, field by field: cheaper than nested keyword arguments,
-            # which copy the observation into the request
-            message = pb.RefereeMessage()
-            request = message.decision
-            fill_observation(request.observation, game, observation)
-            request.match_id = self.match_id
-            request.seat = seat_index
-            request.kind = decision.kind
-            request.options_json = options
-            request.deadline_ms = self.decision_ms
-            request.time_bank_ms = seat.bank_ms
-            request.attempt = attempt
-            self._next_request += 1
-            request_id = request.request_id = self._next_request
+            message, events = self.decision_message(
+                seat_index, decision, observation, options, attempt
+            )
+            request_id = message.decision.request_id
             future = connection.expect(self.match_id, request_id)
-            events = self._unsent.pop(seat_index, [])
-            if events:
-                request.events_json.extend(events)
             connection.send_nowait(message)
             started = loop.time()
             budget = (self.decision_ms + seat.bank_ms) / 1000
@@ -209,7 +195,38 @@ class LiveMatch:
             finally:
                 timer.cancel()
             seat.bank_ms = max(0, seat.bank_ms - self._overrun(loop.time() - started))
-            return action_from_proto(game, reply.action)
+            return action_from_proto(self.game.name, reply.action)
+
+    def decision_message(
+        self,
+        seat_index: int,
+        decision: Decision,
+        observation: dict[str, Any],
+        options_json: str,
+        attempt: int,
+    ) -> tuple[pb.RefereeMessage, list[str]]:
+        """The next DecisionRequest for ``seat_index`` (a new request id, the seat's clock,
+        the events it has not seen yet), and those events (to send again if the stream
+        dies with them)."""
+        seat = self.seats[seat_index]
+        # built in place, field by field: cheaper than nested keyword arguments,
+        # which copy the observation into the request
+        message = pb.RefereeMessage()
+        request = message.decision
+        fill_observation(request.observation, self.game.name, observation)
+        request.match_id = self.match_id
+        request.seat = seat_index
+        request.kind = decision.kind
+        request.options_json = options_json
+        request.deadline_ms = self.decision_ms
+        request.time_bank_ms = seat.bank_ms
+        request.attempt = attempt
+        self._next_request += 1
+        request.request_id = self._next_request
+        events = self._unsent.pop(seat_index, [])
+        if events:
+            request.events_json.extend(events)
+        return message, events
 
     def _overrun(self, elapsed_s: float) -> int:
         return max(0, int(elapsed_s * 1000) - self.decision_ms)
