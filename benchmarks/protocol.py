@@ -12,10 +12,11 @@
 Every figure is the best of ``--rounds`` rounds (the VM drifts by 10-20%); a round
 measures (a), (b) and (c) one after the other, so that the drift hits them alike. Each
 line also gives the CPU time per round trip or decision of every process taking part
-(user + system, all threads, from /proc), and two floors say what the transport alone
+(user + system, all threads, from /proc), and floors say what the transport alone
 costs in the referee's own topology: a zero-work relay (a server that sends a message
 to one of three client processes at a time, each of which echoes it back on its one
-stream), with one message in flight as in (b) and 16 as in (c). Two last lines say what
+stream), with one message in flight as in (b) and 16 as in (c), and 16 again batching
+what queues during a write, as the referee does for bots that ask. Two last lines say what
 the targets leave on this machine, from the same run: the most (b) could reach (a relay
 round trip plus the work a decision must do, measured in process by ``on_path_work``),
 and the CPU a decision may use for (c) to reach 0.7 on these cores.
@@ -233,13 +234,15 @@ async def relay_client(address: str) -> None:
             pass  # the relay is gone
 
 
-async def relay_server(clients: int, size: int) -> None:
+async def relay_server(clients: int, size: int, batch: bool) -> None:
     """A zero-work referee: a server whose clients are separate processes, one stream
     each, every message going to one client, which echoes it back. Reads
     ``IN_FLIGHT SECONDS`` lines on stdin; for each, circulates IN_FLIGHT messages for
     SECONDS (the n-th round trip of message i goes to client (i + n) % clients; one write
     in flight per stream, through a writer task per stream as in the referee) and prints
-    ``round-trips/s server-CPU-µs clients-CPU-µs`` (CPU per round trip)."""
+    ``round-trips/s server-CPU-µs clients-CPU-µs`` (CPU per round trip). With ``batch``,
+    a writer sends what queued while its last write was in flight as one gRPC message,
+    as the referee does for a bot that reads batches (the client echoes it whole)."""
     loop = asyncio.get_running_loop()
     streams: list[Any] = []
     waiting: dict[bytes, asyncio.Future[bytes]] = {}
@@ -250,9 +253,10 @@ async def relay_server(clients: int, size: int) -> None:
         if len(streams) == clients:
             connected.set()
         async for message in request_iterator:
-            future = waiting.pop(message[:4], None)
-            if future is not None:
-                future.set_result(message)
+            for item in unframe(message) if batch else (message,):
+                future = waiting.pop(item[:4], None)
+                if future is not None:
+                    future.set_result(item)
 
     server = grpc.aio.server()
     handler = grpc.method_handlers_generic_handler(
@@ -268,8 +272,15 @@ async def relay_server(clients: int, size: int) -> None:
     outboxes: list[asyncio.Queue[bytes]] = [asyncio.Queue() for _ in range(clients)]
 
     async def write(i: int) -> None:
+        outbox = outboxes[i]
         while True:
-            await streams[i].write(await outboxes[i].get())
+            message = await outbox.get()
+            if batch:
+                queued = [message]
+                while not outbox.empty():
+                    queued.append(outbox.get_nowait())
+                message = b"".join(len(m).to_bytes(4, "big") + m for m in queued)
+            await streams[i].write(message)
 
     async def run(in_flight: int, duration: float) -> tuple[int, float]:
         counts = [0] * in_flight
@@ -308,12 +319,22 @@ async def relay_server(clients: int, size: int) -> None:
             proc.wait()
 
 
+def unframe(message: bytes) -> list[bytes]:
+    """The messages of a relay batch (each as a 4-byte length, then its bytes)."""
+    items, at = [], 0
+    while at < len(message):
+        length = int.from_bytes(message[at : at + 4], "big")
+        items.append(message[at + 4 : at + 4 + length])
+        at += 4 + length
+    return items
+
+
 class RelayProcess:
     """The zero-work relay (``relay_server``) in its own process, measured on demand."""
 
-    def __init__(self, size: int, clients: int = 3) -> None:
+    def __init__(self, size: int, clients: int = 3, batch: bool = False) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--relay-server", f"{clients},{size}"],
+            [sys.executable, __file__, "--relay-server", f"{clients},{size},{int(batch)}"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -467,8 +488,8 @@ def main() -> None:
         asyncio.run(echo_server(args.echo_server))
         return
     if args.relay_server:
-        clients, size = map(int, args.relay_server.split(","))
-        asyncio.run(relay_server(clients, size))
+        clients, size, batch = map(int, args.relay_server.split(","))
+        asyncio.run(relay_server(clients, size, bool(batch)))
         return
     if args.relay_client:
         asyncio.run(relay_client(args.relay_client))
@@ -477,7 +498,8 @@ def main() -> None:
     rounds = args.rounds or (1 if args.quick else 3)
     b_turns, c_turns = (60, 30) if args.quick else (200, 100)
     size = decision_size()
-    rows: dict[str, list[tuple[float, ...]]] = {k: [] for k in ("a", "a16", "r", "r16", "b", "c")}
+    keys = ("a", "a16", "r", "r16", "r16b", "b", "c")
+    rows: dict[str, list[tuple[float, ...]]] = {k: [] for k in keys}
     work: list[tuple[float, float]] = []
 
     def echo_round(streams: int) -> tuple[float, ...]:
@@ -494,6 +516,7 @@ def main() -> None:
 
     echo, address = start_echo()
     relay = RelayProcess(size)
+    batching = RelayProcess(size, batch=True)
     with tempfile.TemporaryDirectory() as tmp:
         ref = RefereeProcess(Path(tmp))
         try:
@@ -505,12 +528,14 @@ def main() -> None:
                 rows["a16"].append(echo_round(16))
                 rows["r"].append(relay.measure(1, seconds))
                 rows["r16"].append(relay.measure(16, seconds))
+                rows["r16b"].append(batching.measure(16, seconds))
                 rows["b"].append(match_round(1, 1 + i, b_turns))
                 rows["c"].append(match_round(16, 100 + 16 * i, c_turns))
                 work.append(on_path_work(1 if args.quick else 3, b_turns))
             echo.kill()
             relay.close()
-            a, a16, r, r16, b, c = (best(rows[k]) for k in ("a", "a16", "r", "r16", "b", "c"))
+            batching.close()
+            a, a16, r, r16, r16b, b, c = (best(rows[k]) for k in keys)
             print(f"decision request size: {size} bytes; best of {rounds} rounds; CPU µs per")
             print("round trip or decision: client/server, or referee/bots (3 processes)")
             print(
@@ -528,6 +553,10 @@ def main() -> None:
             print(
                 f"    zero-work relay, 3 clients, 16 in flight: {r16[0]:8.0f} round trips/s "
                 f"= {r16[0] / a16[0]:.2f} of bare 16 streams (CPU {r16[1]:.0f}/{r16[2]:.0f})"
+            )
+            print(
+                f"      the same, batching as the referee: {r16b[0]:8.0f} round trips/s "
+                f"= {r16b[0] / a16[0]:.2f} of bare 16 streams (CPU {r16b[1]:.0f}/{r16b[2]:.0f})"
             )
             print(
                 f"(b) one 3-player match, remote random bots: {b[0]:8.0f} decisions/s "
@@ -550,9 +579,10 @@ def main() -> None:
             print(
                 f"    (c) at 0.7 of bare 16 streams is {0.7 * a16[0]:.0f} decisions/s: "
                 f"{cores} cores allow {budget:.0f} µs of CPU a decision, all processes "
-                f"together; the zero-work relay takes {r16[1] + r16[2]:.0f}, with the work "
-                f"measured in process at least {r16[1] + r16[2] + referee_us + bot_us:.0f}; "
-                f"a decision takes {c[1] + c[2]:.0f}"
+                f"together; the zero-work relay batching as the referee takes "
+                f"{r16b[1] + r16b[2]:.0f}, with the work measured in process at least "
+                f"{r16b[1] + r16b[2] + referee_us + bot_us:.0f}; a decision takes "
+                f"{c[1] + c[2]:.0f}"
             )
             for key, label in (("a", "(a)"), ("a16", "a16"), ("b", "(b)"), ("c", "(c)")):
                 print(
@@ -561,6 +591,7 @@ def main() -> None:
         finally:
             echo.kill()
             relay.close()
+            batching.close()
             ref.close()
         # (d) on a referee of its own: the matches of (c) stay in memory for 30 s after
         # they end (finished_linger_s), and must not count

@@ -11,6 +11,11 @@ from arena.v1 import arena_pb2 as pb
 
 log = logging.getLogger("arena.referee")
 
+#: The most messages in a RefereeBatch, and the size after which a batch takes no more:
+#: far below any bot's receive limit (gRPC's default is 4 MiB).
+MAX_BATCH = 64
+BATCH_BYTES = 512 << 10
+
 
 class ConnectionLost(Exception):
     """The bot's stream ended while a decision was pending."""
@@ -21,11 +26,19 @@ class BotConnection:
     a reply for another bot's seat, an old request or an unknown match is ignored."""
 
     def __init__(
-        self, bot_id: str, bot_name: str, max_messages_per_s: int, context: Any = None
+        self,
+        bot_id: str,
+        bot_name: str,
+        max_messages_per_s: int,
+        context: Any = None,
+        batches: bool = False,
     ) -> None:
         self.bot_id = bot_id
         self.bot_name = bot_name
         self.context = context  # the servicer context of the stream: the writer writes on it
+        #: the bot reads RefereeBatch: what queues up while a write is in flight goes out
+        #: as one message
+        self.batches = batches
         self.outbox: asyncio.Queue[pb.RefereeMessage | None] = asyncio.Queue()
         self.pending: dict[tuple[str, int], asyncio.Future[pb.ActionReply]] = {}
         self.closed = asyncio.Event()
@@ -46,12 +59,45 @@ class BotConnection:
             self.outbox.put_nowait(message)
 
     async def write_loop(self) -> None:
-        """Write queued messages in order until the connection closes."""
+        """Write queued messages in order until the connection closes.
+
+        A write takes a while to complete (gRPC hands it to its I/O thread and back), and
+        messages of other matches queue up meanwhile. A bot that reads batches gets what
+        has queued as one RefereeBatch: one gRPC message's cost (two thread hand-offs at
+        each end, a system call) for all of them, in the same order."""
+        outbox = self.outbox
         try:
-            while (message := await self.outbox.get()) is not None:
-                await self.context.write(message)
+            while (message := await outbox.get()) is not None:
+                if self.batches and len(self.pending) > 1:
+                    # the bot is in several matches at once: let the other matches that
+                    # are ready to ask it something queue up first (one turn of the loop;
+                    # a lone decision, whose latency matters most, never waits)
+                    await asyncio.sleep(0)
+                if self.batches and not outbox.empty():
+                    message, stop = self._batch(message)
+                    await self.context.write(message)
+                    if stop:
+                        return
+                else:
+                    await self.context.write(message)
         except Exception as exc:  # the stream is gone
             self.close(f"write failed: {type(exc).__name__}")
+
+    def _batch(self, first: pb.RefereeMessage) -> tuple[pb.RefereeMessage, bool]:
+        """``first`` and what is queued after it (up to MAX_BATCH messages or about
+        BATCH_BYTES), as one message; True if the queue's end (None) was reached."""
+        batch = pb.RefereeMessage()
+        items = batch.batch.messages
+        items.append(first)
+        size = first.ByteSize()
+        outbox = self.outbox
+        while size < BATCH_BYTES and len(items) < MAX_BATCH and not outbox.empty():
+            message = outbox.get_nowait()
+            if message is None:
+                return batch, True
+            items.append(message)
+            size += message.ByteSize()
+        return batch, False
 
     def expect(self, match_id: str, request_id: int) -> asyncio.Future[pb.ActionReply]:
         future: asyncio.Future[pb.ActionReply] = asyncio.get_running_loop().create_future()

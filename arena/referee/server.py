@@ -23,7 +23,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from arena.plugins import Registry, load_registry
-from arena.referee.connection import BotConnection
+from arena.referee.connection import MAX_BATCH, BotConnection
 from arena.referee.live import LiveMatch, Seat
 from arena.store import MatchRow, Store, TournamentRow, variant_key
 from arena.v1 import arena_pb2 as pb
@@ -332,13 +332,17 @@ class BotService(pb_grpc.BotServiceServicer):
             )
         if bot.revoked:
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"bot {bot.name} is revoked")
-        connection = BotConnection(bot.id, bot.name, config.max_messages_per_s, context)
+        connection = BotConnection(
+            bot.id, bot.name, config.max_messages_per_s, context, batches=first.hello.batches
+        )
         welcome = pb.RefereeMessage(
             welcome=pb.Welcome(
                 bot_id=bot.id,
                 bot_name=bot.name,
                 version=bot.version,
                 max_message_bytes=config.max_message_bytes,
+                batches=True,
+                max_batch=MAX_BATCH,
             )
         )
         await referee.attach(connection, welcome)
@@ -372,22 +376,43 @@ class BotService(pb_grpc.BotServiceServicer):
     ) -> None:
         try:
             async for message in request_iterator:
-                solicited = message.WhichOneof("kind") == "action" and connection.expected(
-                    message.action
-                )
-                if not solicited and connection.over_rate():
-                    connection.close(f"flood: more than {connection._max_rate} messages/s")
+                if message.WhichOneof("kind") == "batch":
+                    items = message.batch.messages
+                    if len(items) > MAX_BATCH:
+                        connection.close(
+                            f"malformed message: a batch of {len(items)} messages "
+                            f"(at most {MAX_BATCH})"
+                        )
+                        return
+                    wrong = {item.WhichOneof("kind") for item in items} & {"batch", "hello"}
+                    if wrong:  # refused whole: none of its messages is acted on
+                        connection.close(f"malformed message: a batch holds a {min(wrong)}")
+                        return
+                    for item in items:
+                        if not self._handle(item, connection):
+                            return
+                elif not self._handle(message, connection):
                     return
-                kind = message.WhichOneof("kind")
-                if kind == "action":
-                    connection.deliver(message.action)
-                elif kind == "ping":
-                    await connection.send(pb.RefereeMessage(pong=pb.Pong(nonce=message.ping.nonce)))
             connection.close("the bot closed its stream")
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a broken stream: this connection ends, nothing else
             connection.close(f"malformed message: {type(exc).__name__}: {exc}")
+
+    @staticmethod
+    def _handle(message: pb.BotMessage, connection: BotConnection) -> bool:
+        """One message from the bot (alone or in a batch); False once it ends the
+        connection (a flood)."""
+        kind = message.WhichOneof("kind")
+        solicited = kind == "action" and connection.expected(message.action)
+        if not solicited and connection.over_rate():
+            connection.close(f"flood: more than {connection._max_rate} messages/s")
+            return False
+        if kind == "action":
+            connection.deliver(message.action)
+        elif kind == "ping":
+            connection.send_nowait(pb.RefereeMessage(pong=pb.Pong(nonce=message.ping.nonce)))
+        return True
 
 
 class ArenaService(pb_grpc.ArenaServiceServicer):

@@ -16,8 +16,10 @@ A minimal bot::
 
 The observation and the decision are exactly what an in-process bot gets (see
 docs/risk.md and docs/stratego.md). One connection plays many matches at once, each with
-its own Bot instance; decisions run in worker threads so a slow one does not hold up the
-others. The SDK reconnects with backoff and resumes its seats.
+its own Bot instance. Decisions run in the event loop (``threads=N`` runs them in a pool
+of N threads, for bots that wait on I/O or release the GIL); messages that arrive
+together are answered together, in one batch. The SDK reconnects with backoff and
+resumes its seats.
 """
 
 from __future__ import annotations
@@ -128,6 +130,7 @@ class _Session:
         self.tasks: set[asyncio.Task[None]] = set()
         self.pool = ThreadPoolExecutor(threads) if threads > 0 else None
         self.write_lock = asyncio.Lock()
+        self.max_batch = 0  # from the Welcome: > 0 if the referee reads BotBatch
 
     async def run(self, channel: grpc.aio.Channel, stop_after: int | None) -> None:
         call = pb_grpc.BotServiceStub(channel).Connect()
@@ -138,34 +141,51 @@ class _Session:
                         token=self.token,
                         client="arena-sdk-python/0.1",
                         max_matches=self.max_matches,
+                        batches=True,
                     )
                 )
             )
             while (message := await call.read()) is not grpc.aio.EOF:
-                if await self._handle(call, message, stop_after):
+                replies: list[pb.BotMessage] = []
+                if message.WhichOneof("kind") == "batch":
+                    done = any(
+                        self._handle(call, item, stop_after, replies)
+                        for item in message.batch.messages
+                    )
+                else:
+                    done = self._handle(call, message, stop_after, replies)
+                if replies:
+                    await self._send(call, replies)
+                if done:
                     return
         finally:
             call.cancel()
             if self.pool is not None:
                 self.pool.shutdown(wait=False, cancel_futures=True)
 
-    async def _handle(self, call: Any, message: pb.RefereeMessage, stop_after: int | None) -> bool:
-        """Handle one message; True when the session is done."""
+    def _handle(
+        self,
+        call: Any,
+        message: pb.RefereeMessage,
+        stop_after: int | None,
+        replies: list[pb.BotMessage],
+    ) -> bool:
+        """Handle one message (alone or from a batch), adding the replies decided in the
+        loop to ``replies``; True when the session is done."""
         kind = message.WhichOneof("kind")
         if kind == "decision":
             if self.pool is None:
                 reply = self._decide(message.decision)
                 if reply is not None:
-                    # no lock needed: without a pool, only this loop writes, one at a time
-                    await call.write(reply)
+                    replies.append(reply)
             else:
                 task = asyncio.create_task(self._decide_in_pool(call, message.decision))
                 self.tasks.add(task)  # keep a reference until it is done
                 task.add_done_callback(self.tasks.discard)
         elif kind == "welcome":
-            log.info(
-                "connected as %s (version %d)", message.welcome.bot_name, message.welcome.version
-            )
+            welcome = message.welcome
+            self.max_batch = welcome.max_batch if welcome.batches else 0
+            log.info("connected as %s (version %d)", welcome.bot_name, welcome.version)
         elif kind == "match_started":
             self._start(message.match_started)
         elif kind == "rejected":
@@ -191,6 +211,19 @@ class _Session:
             if stop_after is not None and self.finished >= stop_after:
                 return True
         return False
+
+    async def _send(self, call: Any, replies: list[pb.BotMessage]) -> None:
+        """Write the replies decided in the loop; several go as BotBatches if the referee
+        reads them. No lock: without a pool only the loop writes, one write at a time."""
+        size = self.max_batch if self.max_batch > 1 else 1
+        for start in range(0, len(replies), size):
+            chunk = replies[start : start + size]
+            if len(chunk) == 1:
+                await call.write(chunk[0])
+            else:
+                batch = pb.BotMessage()
+                batch.batch.messages.extend(chunk)
+                await call.write(batch)
 
     async def _write(self, call: Any, message: pb.BotMessage) -> None:
         async with self.write_lock:  # one write in flight at a time

@@ -7,24 +7,34 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class BotMessage(_message.Message):
-    __slots__ = ("hello", "action", "ping")
+    __slots__ = ("hello", "action", "ping", "batch")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     PING_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     hello: Hello
     action: ActionReply
     ping: Ping
-    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[ActionReply, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ...) -> None: ...
+    batch: BotBatch
+    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[ActionReply, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., batch: _Optional[_Union[BotBatch, _Mapping]] = ...) -> None: ...
+
+class BotBatch(_message.Message):
+    __slots__ = ("messages",)
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[BotMessage]
+    def __init__(self, messages: _Optional[_Iterable[_Union[BotMessage, _Mapping]]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("token", "client", "max_matches")
+    __slots__ = ("token", "client", "max_matches", "batches")
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     CLIENT_FIELD_NUMBER: _ClassVar[int]
     MAX_MATCHES_FIELD_NUMBER: _ClassVar[int]
+    BATCHES_FIELD_NUMBER: _ClassVar[int]
     token: str
     client: str
     max_matches: int
-    def __init__(self, token: _Optional[str] = ..., client: _Optional[str] = ..., max_matches: _Optional[int] = ...) -> None: ...
+    batches: bool
+    def __init__(self, token: _Optional[str] = ..., client: _Optional[str] = ..., max_matches: _Optional[int] = ..., batches: _Optional[bool] = ...) -> None: ...
 
 class ActionReply(_message.Message):
     __slots__ = ("match_id", "request_id", "action")
@@ -43,32 +53,44 @@ class Ping(_message.Message):
     def __init__(self, nonce: _Optional[int] = ...) -> None: ...
 
 class RefereeMessage(_message.Message):
-    __slots__ = ("welcome", "match_started", "decision", "rejected", "match_ended", "pong")
+    __slots__ = ("welcome", "match_started", "decision", "rejected", "match_ended", "pong", "batch")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     MATCH_STARTED_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
     REJECTED_FIELD_NUMBER: _ClassVar[int]
     MATCH_ENDED_FIELD_NUMBER: _ClassVar[int]
     PONG_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     match_started: MatchStarted
     decision: DecisionRequest
     rejected: ActionRejected
     match_ended: MatchEnded
     pong: Pong
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., match_started: _Optional[_Union[MatchStarted, _Mapping]] = ..., decision: _Optional[_Union[DecisionRequest, _Mapping]] = ..., rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., match_ended: _Optional[_Union[MatchEnded, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ...) -> None: ...
+    batch: RefereeBatch
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., match_started: _Optional[_Union[MatchStarted, _Mapping]] = ..., decision: _Optional[_Union[DecisionRequest, _Mapping]] = ..., rejected: _Optional[_Union[ActionRejected, _Mapping]] = ..., match_ended: _Optional[_Union[MatchEnded, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., batch: _Optional[_Union[RefereeBatch, _Mapping]] = ...) -> None: ...
+
+class RefereeBatch(_message.Message):
+    __slots__ = ("messages",)
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[RefereeMessage]
+    def __init__(self, messages: _Optional[_Iterable[_Union[RefereeMessage, _Mapping]]] = ...) -> None: ...
 
 class Welcome(_message.Message):
-    __slots__ = ("bot_id", "bot_name", "version", "max_message_bytes")
+    __slots__ = ("bot_id", "bot_name", "version", "max_message_bytes", "batches", "max_batch")
     BOT_ID_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     MAX_MESSAGE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    BATCHES_FIELD_NUMBER: _ClassVar[int]
+    MAX_BATCH_FIELD_NUMBER: _ClassVar[int]
     bot_id: str
     bot_name: str
     version: int
     max_message_bytes: int
-    def __init__(self, bot_id: _Optional[str] = ..., bot_name: _Optional[str] = ..., version: _Optional[int] = ..., max_message_bytes: _Optional[int] = ...) -> None: ...
+    batches: bool
+    max_batch: int
+    def __init__(self, bot_id: _Optional[str] = ..., bot_name: _Optional[str] = ..., version: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., batches: _Optional[bool] = ..., max_batch: _Optional[int] = ...) -> None: ...
 
 class MatchStarted(_message.Message):
     __slots__ = ("match_id", "game", "variants", "options", "seat", "players", "decision_ms", "time_bank_ms", "resumed")

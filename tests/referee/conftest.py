@@ -430,6 +430,36 @@ class LegalPlayer:
         )
 
 
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, at
+        shift += 7
+
+
+def split_batch(raw: bytes) -> list[bytes]:
+    """The bytes of each message of a serialized ``RefereeMessage(batch=...)``, exactly as
+    they were on the wire (read from the wire format itself, not re-serialized)."""
+    tag, at = _varint(raw, 0)
+    assert tag == (8 << 3) | 2, f"not a batch: tag {tag}"
+    length, at = _varint(raw, at)
+    assert at + length == len(raw), "a batch with bytes after it"
+    body, at = raw[at:], 0
+    inner = []
+    while at < len(body):
+        tag, at = _varint(body, at)
+        assert tag == (1 << 3) | 2, f"a batch with a field other than its messages: {tag}"
+        length, at = _varint(body, at)
+        inner.append(body[at : at + length])
+        at += length
+    assert at == len(body)
+    return inner
+
+
 class RawBot:
     """A bot speaking raw gRPC from this process: it records the exact bytes of every
     RefereeMessage it receives, and answers with ``player`` (if any)."""
@@ -442,9 +472,15 @@ class RawBot:
         first: Any = None,
         player: LegalPlayer | None = None,
         timeout: float = 90.0,
+        batches: bool = False,
     ) -> None:
         self.player = player
+        #: every message received, with its exact bytes; a RefereeBatch is recorded as
+        #: the messages it holds, each with its own bytes as they were on the wire
         self.messages: list[tuple[bytes, pb.RefereeMessage]] = []
+        self.batches = batches
+        self.batches_received = 0
+        self.batches_sent = 0
         self.status: grpc.StatusCode | None = None
         self.details = ""
         self.error: BaseException | None = None
@@ -454,7 +490,9 @@ class RawBot:
         self.channel = grpc.insecure_channel(
             address, options=[("grpc.max_receive_message_length", 64 << 20)]
         )
-        hello = first if first is not None else pb.BotMessage(hello=pb.Hello(token=token))
+        hello = first
+        if hello is None:
+            hello = pb.BotMessage(hello=pb.Hello(token=token, batches=batches))
         connect = self.channel.stream_stream(
             CONNECT, request_serializer=_serialize, response_deserializer=None
         )
@@ -471,13 +509,25 @@ class RawBot:
         try:
             for raw in self.call:
                 message = pb.RefereeMessage.FromString(raw)
+                if message.WhichOneof("kind") == "batch":
+                    assert self.batches, "a batch for a client that did not ask for batches"
+                    self.batches_received += 1
+                    received = list(zip(split_batch(raw), message.batch.messages, strict=True))
+                else:
+                    received = [(raw, message)]
                 with self._cond:
-                    self.messages.append((raw, message))
+                    self.messages.extend(received)
                     self._cond.notify_all()
                 if self.player is not None:
-                    reply = self.player.handle(message)
-                    if reply is not None:
-                        self.send(reply)
+                    replies = [r for _, m in received if (r := self.player.handle(m)) is not None]
+                    if len(replies) > 1 and self.batches:
+                        batch = pb.BotMessage()
+                        batch.batch.messages.extend(replies)
+                        self.send(batch)
+                        self.batches_sent += 1
+                    else:
+                        for reply in replies:
+                            self.send(reply)
             self.status = grpc.StatusCode.OK
         except grpc.RpcError as exc:
             self.status = exc.code()

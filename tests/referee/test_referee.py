@@ -907,6 +907,56 @@ def test_message_flood_ends_the_stream_with_resource_exhausted(referee_server, b
     assert_still_serves(ref, bot_fleet)
 
 
+def test_a_flood_inside_batches_is_counted_message_by_message(referee_server, bot_fleet, raw_bots):
+    ref = referee_server
+    bot = raw_bots(ref.address, ref.register("batch-flood-bot").token, batches=True)
+    _, welcome = bot.wait_kind("welcome")
+    assert welcome.batches and welcome.max_batch >= 2
+    nonce = 0
+    for _ in range(5000 // welcome.max_batch + 1):
+        batch = pb.BotMessage()
+        for _ in range(welcome.max_batch):
+            batch.batch.messages.add(ping=pb.Ping(nonce=nonce))
+            nonce += 1
+        bot.send(batch)
+    assert bot.wait_done(15) == grpc.StatusCode.RESOURCE_EXHAUSTED, bot.details
+    assert "flood" in bot.details
+    assert_still_serves(ref, bot_fleet)
+
+
+def test_malformed_batches_end_the_stream_with_invalid_argument(
+    referee_server, bot_fleet, raw_bots
+):
+    ref = referee_server
+    token = ref.register("bad-batch-bot").token
+    probe = raw_bots(ref.address, token, batches=True)
+    _, welcome = probe.wait_kind("welcome")
+    _sync(probe, 1)  # a batch of one ping is answered like a lone ping...
+    ping = pb.BotMessage(ping=pb.Ping(nonce=2))
+    probe.send(pb.BotMessage(batch=pb.BotBatch(messages=[ping])))
+    probe.wait_for(lambda m: m.WhichOneof("kind") == "pong" and m.pong.nonce == 2)
+    probe.close()
+    nested = pb.BotMessage()
+    nested.batch.messages.add().batch.messages.add(ping=pb.Ping(nonce=3))
+    cases = {
+        "a batch inside a batch": nested,
+        "a Hello inside a batch": pb.BotMessage(
+            batch=pb.BotBatch(messages=[pb.BotMessage(hello=pb.Hello(token=token))])
+        ),
+        "too many messages": pb.BotMessage(
+            batch=pb.BotBatch(messages=[ping] * (welcome.max_batch + 1))
+        ),
+    }
+    for what, message in cases.items():
+        bot = raw_bots(ref.address, token, batches=True)
+        bot.wait_kind("welcome")
+        bot.send(message)
+        assert bot.wait_done(10) == grpc.StatusCode.INVALID_ARGUMENT, (what, bot.details)
+        assert "batch" in bot.details, (what, bot.details)
+        assert not bot.of_kind("pong"), what  # nothing of a refused batch was acted on
+    assert_still_serves(ref, bot_fleet)
+
+
 def test_first_message_that_is_not_hello_ends_the_stream_with_invalid_argument(
     referee_server, bot_fleet, raw_bots
 ):
@@ -1248,12 +1298,19 @@ def test_hidden_information_audit_of_serialized_messages_to_bots_and_spectators(
 ):
     """Recording clients play every seat of games of every Risk variant and Stratego
     rule set; a spectator watches each. Every DecisionRequest (as bytes) and every event
-    is checked against the truth re-simulated from the replay."""
+    is checked against the truth re-simulated from the replay. Half the recorders read
+    batches: the requests inside a RefereeBatch are checked as the bytes they were on
+    the wire."""
     ref = referee_server
     names = [f"recorder-{i}" for i in range(len(RECORDERS))]
     recorders = {
-        name: raw_bots(ref.address, ref.register(name).token, player=legal_player(policies))
-        for name, policies in zip(names, RECORDERS, strict=True)
+        name: raw_bots(
+            ref.address,
+            ref.register(name).token,
+            player=legal_player(policies),
+            batches=index % 2 == 0,
+        )
+        for index, (name, policies) in enumerate(zip(names, RECORDERS, strict=True))
     }
     ref.wait_connected(*names)
     started = []
@@ -1289,9 +1346,11 @@ def test_hidden_information_audit_of_serialized_messages_to_bots_and_spectators(
         assert spectator.finished.replay_json  # the whole replay, once it has ended
         stats[f"matches {rec.game}"] += 1
     for bot in recorders.values():
-        assert bot.error is None, bot.error
+        assert bot.error is None, bot.error  # a batch for a recorder that did not ask fails
         assert not bot.of_kind("rejected")
     assert problems == [], "\n".join(problems[:30])
+    assert all(recorders[name].batches_received > 0 for name in names[::2])
+    assert sum(recorders[name].batches_sent for name in names[::2]) > 0
     # the audit looked at what matters
     assert stats["risk requests while another seat held cards"] > 100, stats
     assert stats["missions requests"] > 100, stats
