@@ -120,9 +120,18 @@ function play(arena, args) {
   const games = new Map();  // match id -> game name
   let finished = 0;
 
-  stream.write({ hello: { token: args.token, client: "arena-node-bot/0.1", max_matches: 16 } });
-  stream.on("data", (message) => {
+  // batches: true asks the referee to send what it has queued for this bot as one
+  // RefereeBatch; the replies to a batch then go back as one BotBatch (docs/protocol.md).
+  stream.write({
+    hello: { token: args.token, client: "arena-node-bot/0.1", max_matches: 16, batches: true },
+  });
+  let maxBatch = 0;  // from the Welcome: how many messages a BotBatch may hold
+  const batches = { received: 0, sent: 0 };
+
+  // One message from the referee; a decision's reply goes to `replies`.
+  function handle(message, replies) {
     if (message.welcome) {
+      maxBatch = message.welcome.batches ? message.welcome.max_batch : 0;
       console.log(`connected as ${message.welcome.bot_name} v${message.welcome.version}`);
     } else if (message.match_started) {
       games.set(message.match_started.match_id, message.match_started.game);
@@ -132,7 +141,7 @@ function play(arena, args) {
       const options = JSON.parse(d.options_json);
       const action = game === "risk" ? { risk: decideRisk(d.kind, options) }
         : { stratego: decideStratego(d.kind, options) };
-      stream.write({ action: { match_id: d.match_id, request_id: d.request_id, action } });
+      replies.push({ action: { match_id: d.match_id, request_id: d.request_id, action } });
     } else if (message.rejected) {
       console.error(`rejected: ${message.rejected.reason}`);
     } else if (message.match_ended) {
@@ -140,10 +149,31 @@ function play(arena, args) {
       console.log(`match ${message.match_ended.match_id} ended: ${r.reason} ${JSON.stringify(r.places)}`);
       games.delete(message.match_ended.match_id);
       finished += 1;
-      if (args.matches && finished >= args.matches) {
-        stream.end();
-        client.close();
+      return args.matches && finished >= args.matches;  // true: this bot is done
+    }
+    return false;
+  }
+
+  stream.on("data", (message) => {
+    const replies = [];
+    let done = false;
+    if (message.batch) batches.received += 1;
+    for (const item of message.batch ? message.batch.messages : [message]) {
+      if (handle(item, replies)) {
+        done = true;
+        break;
       }
+    }
+    const size = Math.max(1, maxBatch);
+    for (let i = 0; i < replies.length; i += size) {
+      const chunk = replies.slice(i, i + size);
+      stream.write(chunk.length === 1 ? chunk[0] : { batch: { messages: chunk } });
+      if (chunk.length > 1) batches.sent += 1;
+    }
+    if (done) {
+      console.log(`batches: received ${batches.received}, sent ${batches.sent}`);
+      stream.end();
+      client.close();
     }
   });
   stream.on("error", (err) => {

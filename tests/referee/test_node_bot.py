@@ -125,3 +125,48 @@ def test_node_bot_plays_a_whole_game_against_python_bot_processes(
     # the Node bot really decided: its seat has steps of its own in the replay (a Stratego
     # setup and a move at the least; a quick loss can end it there)
     assert sum(1 for step in rec.steps if step[0] == 0) >= 2
+
+
+def test_node_bot_reads_batches_in_concurrent_matches(referee):
+    """The Node.js bot asks for batches: in four Risk matches at once (seat 0 in each, so
+    its first decision comes with its MatchStarted) it reads them, may answer with
+    BotBatches, and finishes every match without a strike."""
+    import concurrent.futures
+
+    address, stub, children, work = referee
+    token = _register(stub, "node-batches")
+    node = ["node", str(NODE_BOT), "--referee", address, "--token", token, "--matches", "4"]
+    log = work / "node-batches.log"
+    children.append(_start(node, log))
+    others = []
+    for i in range(2):
+        name = f"py-batches-{i}"
+        command = [sys.executable, "-m", "arena.cli", "bot", "run", "random", "--referee"]
+        command += [address, "--token", _register(stub, name), "--matches", "4"]
+        children.append(_start(command, work / f"{name}.log"))
+        others.append(name)
+    request = dict(game="risk", players=["node-batches", *others], options={"turn-limit": "40"})
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        infos = list(
+            pool.map(
+                lambda seed: (
+                    stub.RunMatch(
+                        pb.RunMatchRequest(seed=seed, wait=True, **request), timeout=240
+                    ).match
+                ),
+                range(4),
+            )
+        )
+    for info in infos:
+        assert info.status == "finished", info
+        assert not info.result.forfeits, [f"{f.seat}: {f.why}" for f in info.result.forfeits]
+        rec = from_json(json.loads(info.replay_json))
+        assert verify(rec, load_registry()) == len(rec.steps)
+        assert sum(1 for step in rec.steps if step[0] == 0) >= 2
+    deadline = time.monotonic() + 10
+    while "batches:" not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    found = re.search(r"batches: received (\d+), sent (\d+)", log.read_text())
+    assert found, log.read_text()
+    assert int(found.group(1)) > 0, log.read_text()  # its MatchStarted and first decision
+    assert "rejected" not in log.read_text()
