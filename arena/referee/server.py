@@ -378,10 +378,10 @@ class BotService(pb_grpc.BotServiceServicer):
             async for message in request_iterator:
                 if message.WhichOneof("kind") == "batch":
                     items = message.batch.messages
-                    if len(items) > MAX_BATCH:
+                    if not 0 < len(items) <= MAX_BATCH:  # an empty one would dodge the flood limit
                         connection.close(
                             f"malformed message: a batch of {len(items)} messages "
-                            f"(at most {MAX_BATCH})"
+                            f"(1 to {MAX_BATCH})"
                         )
                         return
                     wrong = {item.WhichOneof("kind") for item in items} & {"batch", "hello"}

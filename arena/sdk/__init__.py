@@ -17,9 +17,9 @@ A minimal bot::
 The observation and the decision are exactly what an in-process bot gets (see
 docs/risk.md and docs/stratego.md). One connection plays many matches at once, each with
 its own Bot instance. Decisions run in the event loop (``threads=N`` runs them in a pool
-of N threads, for bots that wait on I/O or release the GIL); messages that arrive
-together are answered together, in one batch. The SDK reconnects with backoff and
-resumes its seats.
+of N threads, for bots that wait on I/O or release the GIL); in the loop, the decisions
+of a batch of requests are answered with one batch of replies (or sooner, if deciding
+them takes over 20 ms). The SDK reconnects with backoff and resumes its seats.
 """
 
 from __future__ import annotations
@@ -41,6 +41,9 @@ from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
 log = logging.getLogger("arena.sdk")
+#: Replies to a batch leave together, unless deciding them takes longer than this: then
+#: what is decided goes at once (a slow bot must not make its first decisions late).
+FLUSH_AFTER_S = 0.02
 FATAL = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
 
 
@@ -131,6 +134,8 @@ class _Session:
         self.pool = ThreadPoolExecutor(threads) if threads > 0 else None
         self.write_lock = asyncio.Lock()
         self.max_batch = 0  # from the Welcome: > 0 if the referee reads BotBatch
+        self.max_bytes = 1 << 20  # from the Welcome: the largest message the referee reads
+        self.flush_after_s = FLUSH_AFTER_S
 
     async def run(self, channel: grpc.aio.Channel, stop_after: int | None) -> None:
         call = pb_grpc.BotServiceStub(channel).Connect()
@@ -146,22 +151,34 @@ class _Session:
                 )
             )
             while (message := await call.read()) is not grpc.aio.EOF:
-                replies: list[pb.BotMessage] = []
-                if message.WhichOneof("kind") == "batch":
-                    done = any(
-                        self._handle(call, item, stop_after, replies)
-                        for item in message.batch.messages
-                    )
-                else:
-                    done = self._handle(call, message, stop_after, replies)
-                if replies:
-                    await self._send(call, replies)
-                if done:
+                if await self._answer(call, message, stop_after):
                     return
         finally:
             call.cancel()
             if self.pool is not None:
                 self.pool.shutdown(wait=False, cancel_futures=True)
+
+    async def _answer(self, call: Any, message: pb.RefereeMessage, stop_after: int | None) -> bool:
+        """Handle a message from the referee (a batch's messages in turn) and write the
+        replies decided in the loop; True when the session is done."""
+        replies: list[pb.BotMessage] = []
+        if message.WhichOneof("kind") != "batch":
+            done = self._handle(call, message, stop_after, replies)
+        else:
+            done = False
+            clock = asyncio.get_running_loop().time
+            started = clock()
+            for item in message.batch.messages:
+                if self._handle(call, item, stop_after, replies):
+                    done = True
+                    break
+                if replies and clock() - started > self.flush_after_s:
+                    await self._send(call, replies)
+                    replies = []
+                    started = clock()
+        if replies:
+            await self._send(call, replies)
+        return done
 
     def _handle(
         self,
@@ -185,6 +202,7 @@ class _Session:
         elif kind == "welcome":
             welcome = message.welcome
             self.max_batch = welcome.max_batch if welcome.batches else 0
+            self.max_bytes = welcome.max_message_bytes or self.max_bytes
             log.info("connected as %s (version %d)", welcome.bot_name, welcome.version)
         elif kind == "match_started":
             self._start(message.match_started)
@@ -213,17 +231,33 @@ class _Session:
         return False
 
     async def _send(self, call: Any, replies: list[pb.BotMessage]) -> None:
-        """Write the replies decided in the loop; several go as BotBatches if the referee
-        reads them. No lock: without a pool only the loop writes, one write at a time."""
-        size = self.max_batch if self.max_batch > 1 else 1
-        for start in range(0, len(replies), size):
-            chunk = replies[start : start + size]
-            if len(chunk) == 1:
-                await call.write(chunk[0])
-            else:
-                batch = pb.BotMessage()
-                batch.batch.messages.extend(chunk)
-                await call.write(batch)
+        """Write the replies decided in the loop; several go as BotBatches (at most
+        ``max_batch`` replies, and under the referee's message size) if the referee reads
+        them. No lock: without a pool only the loop writes, one write at a time."""
+        if self.max_batch <= 1 or len(replies) == 1:
+            for reply in replies:
+                await call.write(reply)
+            return
+        room = self.max_bytes - 64  # the batch's own framing
+        chunk: list[pb.BotMessage] = []
+        size = 0
+        for reply in replies:
+            need = reply.ByteSize() + 6  # a field tag and a length
+            if chunk and (len(chunk) == self.max_batch or size + need > room):
+                await self._write_batch(call, chunk)
+                chunk, size = [], 0
+            chunk.append(reply)
+            size += need
+        await self._write_batch(call, chunk)
+
+    @staticmethod
+    async def _write_batch(call: Any, replies: list[pb.BotMessage]) -> None:
+        if len(replies) == 1:
+            await call.write(replies[0])
+            return
+        batch = pb.BotMessage()
+        batch.batch.messages.extend(replies)
+        await call.write(batch)
 
     async def _write(self, call: Any, message: pb.BotMessage) -> None:
         async with self.write_lock:  # one write in flight at a time

@@ -154,22 +154,34 @@ function play(arena, args) {
     return false;
   }
 
-  stream.on("data", (message) => {
-    const replies = [];
-    let done = false;
-    if (message.batch) batches.received += 1;
-    for (const item of message.batch ? message.batch.messages : [message]) {
-      if (handle(item, replies)) {
-        done = true;
-        break;
-      }
-    }
+  // Replies go out in batches of at most maxBatch; a batch's replies leave together
+  // unless deciding them takes over 20 ms (then what is decided goes at once).
+  function send(replies) {
     const size = Math.max(1, maxBatch);
     for (let i = 0; i < replies.length; i += size) {
       const chunk = replies.slice(i, i + size);
       stream.write(chunk.length === 1 ? chunk[0] : { batch: { messages: chunk } });
       if (chunk.length > 1) batches.sent += 1;
     }
+  }
+
+  stream.on("data", (message) => {
+    let replies = [];
+    let done = false;
+    let started = Date.now();
+    if (message.batch) batches.received += 1;
+    for (const item of message.batch ? message.batch.messages : [message]) {
+      if (handle(item, replies)) {
+        done = true;
+        break;
+      }
+      if (replies.length && Date.now() - started > 20) {
+        send(replies);
+        replies = [];
+        started = Date.now();
+      }
+    }
+    send(replies);
     if (done) {
       console.log(`batches: received ${batches.received}, sent ${batches.sent}`);
       stream.end();

@@ -169,4 +169,5 @@ def test_node_bot_reads_batches_in_concurrent_matches(referee):
     found = re.search(r"batches: received (\d+), sent (\d+)", log.read_text())
     assert found, log.read_text()
     assert int(found.group(1)) > 0, log.read_text()  # its MatchStarted and first decision
+    assert int(found.group(2)) > 0, log.read_text()  # several decisions of a batch answered
     assert "rejected" not in log.read_text()
