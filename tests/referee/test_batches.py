@@ -75,17 +75,22 @@ def _replies(count: int) -> list[pb.BotMessage]:
     return [pb.BotMessage(action=pb.ActionReply(match_id="m", request_id=n)) for n in range(count)]
 
 
+def _request_ids(written: list[pb.BotMessage]) -> list[list[int]]:
+    """Per message written: the request ids of the replies it carries (one, or a batch's)."""
+    return [
+        [m.action.request_id for m in message.batch.messages]
+        if message.WhichOneof("kind") == "batch"
+        else [message.action.request_id]
+        for message in written
+    ]
+
+
 def _sent(max_batch: int, count: int) -> list[list[int]]:
     session = _Session(lambda match: None, "token", 1, 0)
     session.max_batch = max_batch
     stream = Stream()
     asyncio.run(session._send(stream, _replies(count)))
-    return [
-        [m.action.request_id for m in message.batch.messages]
-        if message.WhichOneof("kind") == "batch"
-        else [message.action.request_id]
-        for message in stream.written
-    ]
+    return _request_ids(stream.written)
 
 
 def test_the_sdk_sends_its_replies_in_batches_the_referee_takes() -> None:
@@ -124,12 +129,7 @@ def test_the_sdk_keeps_a_batch_under_the_referees_message_size() -> None:
     asyncio.run(session._send(stream, big))
     assert all(m.ByteSize() <= 1000 for m in stream.written)  # 7 replies are 2,200 bytes
     assert any(len(m.batch.messages) > 1 for m in stream.written)  # still batched
-    ids = [
-        [r.action.request_id for r in m.batch.messages]
-        if m.batch.messages
-        else [m.action.request_id]
-        for m in stream.written
-    ]
+    ids = _request_ids(stream.written)
     assert [i for chunk in ids for i in chunk] == list(range(7))  # every reply, in order
 
 
@@ -164,12 +164,7 @@ def _answers(seconds: float, flush_after_s: float) -> list[list[int]]:
         batch.batch.messages.add(decision=pb.DecisionRequest(match_id=f"m{n}", request_id=n))
     stream = Stream()
     assert asyncio.run(session._answer(stream, batch, None)) is False
-    return [
-        [m.action.request_id for m in message.batch.messages]
-        if message.WhichOneof("kind") == "batch"
-        else [message.action.request_id]
-        for message in stream.written
-    ]
+    return _request_ids(stream.written)
 
 
 def test_a_batch_of_decisions_is_answered_with_one_batch() -> None:
