@@ -15,6 +15,28 @@ log = logging.getLogger("arena.referee")
 #: far below any bot's receive limit (gRPC's default is 4 MiB).
 MAX_BATCH = 64
 BATCH_BYTES = 512 << 10
+_BATCH_FIELD = pb.RefereeMessage.DESCRIPTOR.fields_by_name["batch"].number
+_ITEMS_FIELD = pb.RefereeBatch.DESCRIPTOR.fields_by_name["messages"].number
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _embedded(number: int, data: bytes) -> bytes:
+    """Field ``number`` holding the serialized message ``data`` (protobuf wire format)."""
+    return _varint(number << 3 | 2) + _varint(len(data)) + data
+
+
+def as_bytes(message: pb.RefereeMessage | bytes) -> bytes:
+    """The response serializer of BotService.Connect: a batch is written as the bytes the
+    writer built, every other message is serialized as usual."""
+    return message if type(message) is bytes else message.SerializeToString()
 
 
 class ConnectionLost(Exception):
@@ -83,21 +105,23 @@ class BotConnection:
         except Exception as exc:  # the stream is gone
             self.close(f"write failed: {type(exc).__name__}")
 
-    def _batch(self, first: pb.RefereeMessage) -> tuple[pb.RefereeMessage, bool]:
+    def _batch(self, first: pb.RefereeMessage) -> tuple[bytes, bool]:
         """``first`` and what is queued after it (up to MAX_BATCH messages or about
-        BATCH_BYTES), as one message; True if the queue's end (None) was reached."""
-        batch = pb.RefereeMessage()
-        items = batch.batch.messages
-        items.append(first)
-        size = first.ByteSize()
+        BATCH_BYTES), as a serialized RefereeBatch message; True if the queue's end (None)
+        was reached. Each message is serialized once, straight into the batch's bytes (a
+        RefereeBatch built of message objects would copy each, then serialize it)."""
+        items = [_embedded(_ITEMS_FIELD, first.SerializeToString())]
+        size = len(items[0])
         outbox = self.outbox
+        stop = False
         while size < BATCH_BYTES and len(items) < MAX_BATCH and not outbox.empty():
             message = outbox.get_nowait()
             if message is None:
-                return batch, True
-            items.append(message)
-            size += message.ByteSize()
-        return batch, False
+                stop = True
+                break
+            items.append(_embedded(_ITEMS_FIELD, message.SerializeToString()))
+            size += len(items[-1])
+        return _embedded(_BATCH_FIELD, b"".join(items)), stop
 
     def expect(self, match_id: str, request_id: int) -> asyncio.Future[pb.ActionReply]:
         future: asyncio.Future[pb.ActionReply] = asyncio.get_running_loop().create_future()

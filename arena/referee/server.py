@@ -23,7 +23,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from arena.plugins import Registry, load_registry
-from arena.referee.connection import MAX_BATCH, BotConnection
+from arena.referee.connection import MAX_BATCH, BotConnection, as_bytes
 from arena.referee.live import LiveMatch, Seat
 from arena.store import MatchRow, Store, TournamentRow, variant_key
 from arena.v1 import arena_pb2 as pb
@@ -748,6 +748,21 @@ def stored_info(store: Store, row: MatchRow) -> pb.MatchInfo:
     return info
 
 
+def _add_bot_service(servicer: BotService, server: grpc.aio.Server) -> None:
+    """What ``add_BotServiceServicer_to_server`` does, with a response serializer that
+    also takes the bytes of a batch the connection's writer has built."""
+    handlers = {
+        "Connect": grpc.stream_stream_rpc_method_handler(
+            servicer.Connect,
+            request_deserializer=pb.BotMessage.FromString,
+            response_serializer=as_bytes,
+        )
+    }
+    name = pb.DESCRIPTOR.services_by_name["BotService"].full_name
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
+    server.add_registered_method_handlers(name, handlers)
+
+
 async def start_server(referee: Referee, address: str) -> tuple[grpc.aio.Server, int]:
     """Start serving on ``address`` (``host:port``; port 0 picks a free one)."""
     config = referee.config
@@ -759,7 +774,7 @@ async def start_server(referee: Referee, address: str) -> tuple[grpc.aio.Server,
             ("grpc.http2.min_ping_interval_without_data_ms", 5000),
         ]
     )
-    pb_grpc.add_BotServiceServicer_to_server(BotService(referee), server)
+    _add_bot_service(BotService(referee), server)
     pb_grpc.add_ArenaServiceServicer_to_server(ArenaService(referee), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

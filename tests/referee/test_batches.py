@@ -19,12 +19,15 @@ def _pong(nonce: int) -> pb.RefereeMessage:
 
 
 class Stream:
-    """Stands in for a gRPC stream: keeps what is written, in order."""
+    """Stands in for a gRPC stream: keeps what is written, in order (a message the
+    referee's writer wrote as bytes, as the message those bytes are)."""
 
     def __init__(self) -> None:
         self.written: list[Any] = []
 
     async def write(self, message: Any) -> None:
+        if isinstance(message, bytes):
+            message = pb.RefereeMessage.FromString(message)
         self.written.append(message)
 
 
@@ -175,3 +178,19 @@ def test_a_slow_bot_sends_each_reply_once_it_is_decided() -> None:
     """Each decision takes longer than the SDK's flush time: no reply waits for the
     decisions after it (their deadlines run from when the referee sent them)."""
     assert _answers(seconds=0.03, flush_after_s=0.02) == [[0], [1], [2], [3]]
+
+
+def test_the_batch_bytes_are_what_protobuf_makes_of_the_same_batch() -> None:
+    """The writer builds a batch's bytes itself (each message serialized once); they must
+    be exactly protobuf's serialization of RefereeBatch, long lengths included."""
+    messages = [
+        pb.RefereeMessage(rejected=pb.ActionRejected(match_id="m", reason="x" * n))
+        for n in (1, 200, 70_000)
+    ]
+    connection = _connection(batches=True)
+    for message in messages[1:]:
+        connection.outbox.put_nowait(message)
+    data, stop = connection._batch(messages[0])
+    expected = pb.RefereeMessage()
+    expected.batch.messages.extend(messages)
+    assert (data, stop) == (expected.SerializeToString(), False)
