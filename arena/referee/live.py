@@ -67,6 +67,7 @@ class LiveMatch:
     done: asyncio.Event = field(default_factory=asyncio.Event)
     spectators: list[asyncio.Queue[Any]] = field(default_factory=list)
     _next_request: int = 0
+    _replay_text: str | None = None
     #: per seat index: events not yet sent to that seat's bot (JSON text)
     _unsent: dict[int, list[str]] = field(default_factory=dict)
 
@@ -361,9 +362,17 @@ class LiveMatch:
         )
         if self.status != "running":
             info.result.CopyFrom(self.result_message())
-            if self.record.result is not None:
-                info.replay_json = to_json_text(replay_to_json(self.record))
+            replay = self.replay_text()
+            if replay is not None:
+                info.replay_json = replay
         return info
+
+    def replay_text(self) -> str | None:
+        """The replay's JSON text once the match has a result (made once: the store, the
+        spectators and every GetMatch share it), else None."""
+        if self._replay_text is None and self.record.result is not None:
+            self._replay_text = to_json_text(replay_to_json(self.record))
+        return self._replay_text
 
     async def _finish(self) -> None:
         result = self.result_message()

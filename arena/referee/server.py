@@ -177,8 +177,6 @@ class Referee:
         return match
 
     def match_finished(self, match: LiveMatch) -> None:
-        from arena.engine.replay import to_json
-
         result = match.result_message()
         self.store.finish_match(
             match.match_id,
@@ -189,7 +187,7 @@ class Referee:
                 "detail": result.detail,
                 "forfeits": [{"seat": f.seat, "why": f.why} for f in result.forfeits],
             },
-            to_json(match.record) if match.record.result is not None else None,
+            match.replay_text(),
         )
         # A referee runs for weeks: an ended match leaves memory once its last waiters
         # have read it (the store keeps it for GetMatch and WatchMatch). An unfinished

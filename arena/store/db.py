@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import secrets
 import uuid
 from collections import Counter
@@ -41,6 +40,9 @@ from arena.store.models import (
 HOUSE_PREFIX = "house:"
 #: statuses of a match that will not change any more
 FINAL = ("finished",)
+#: a guarded UPDATE runs in a session of its own, with no objects loaded to bring up to
+#: date: skip the ORM's evaluation of the WHERE clause against them
+_NO_SYNC = {"synchronize_session": False}
 
 
 def hash_token(token: str) -> str:
@@ -337,14 +339,16 @@ class Store:
                         result=outcome.result(),
                         error=outcome.error or outcome.detail or None,
                         finished=now(),
-                    )
+                    ),
+                    execution_options=_NO_SYNC,
                 )
                 return done.rowcount == 1
             # the guarded UPDATE is the idempotence: of two writers, one changes the row
             done = s.execute(
                 update(MatchRow)
                 .where(MatchRow.id == outcome.match_id, MatchRow.status.not_in(FINAL))
-                .values(status="finished", result=outcome.result(), finished=now(), error=None)
+                .values(status="finished", result=outcome.result(), finished=now(), error=None),
+                execution_options=_NO_SYNC,
             )
             if done.rowcount != 1:
                 return False
@@ -363,9 +367,10 @@ class Store:
         match_id: str,
         status: str,
         result: dict[str, Any] | None,
-        replay: dict[str, Any] | None,
+        replay: str | None,
     ) -> bool:
-        """:meth:`record_result` from the referee's result dict."""
+        """:meth:`record_result` from the referee's result dict and the replay's JSON
+        text."""
         result = result or {}
         return self.record_result(
             Outcome(
@@ -375,7 +380,7 @@ class Store:
                 places=tuple(result.get("places", ())),
                 detail=result.get("detail", ""),
                 forfeits=tuple((f["seat"], f["why"]) for f in result.get("forfeits", ())),
-                replay=json.dumps(replay, separators=(",", ":")) if replay else None,
+                replay=replay or None,
             )
         )
 
