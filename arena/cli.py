@@ -7,6 +7,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from arena.engine.core import IllegalAction
@@ -315,27 +316,65 @@ def _register_when_up(address: str, name: str, key: str, games: list[str]) -> st
                 time.sleep(1.0)
 
 
+def _bot_token(args: argparse.Namespace) -> tuple[str, bool]:
+    """The token ``arena bot run`` connects with, and whether it was read from the
+    --token-file: --token; else the file's; else a new registration as --register-as,
+    kept in the file (if given) so that the next start is the same bot version."""
+    from arena.plugins import load_registry
+
+    if args.token:
+        return args.token, False
+    path = Path(args.token_file) if args.token_file else None
+    if path is not None and path.exists():
+        token = path.read_text().strip()
+        if token:
+            return token, True
+    if not args.register_as:
+        raise ValueError(
+            "give --token, --token-file holding one, or --register-as NAME to register first"
+        )
+    games = sorted({game for game, bot in load_registry().bots if bot == args.name})
+    # one registration, on the first referee: referees that share a store share it
+    token = _register_when_up(args.referee.split(",")[0], args.register_as, args.key or "", games)
+    if path is not None:
+        write_secret(path, token + "\n")
+    return token, False
+
+
+def write_secret(path: Path, text: str) -> None:
+    """Write ``text`` to ``path``, readable by its owner only, whole or not at all (a
+    crash while writing leaves no half token for the next start to read)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(partial, path)
+
+
 def cmd_bot_run(args: argparse.Namespace) -> int:
     """Run a built-in bot as its own process against a referee."""
-    from arena.plugins import load_registry
-    from arena.sdk import run_bot
+    from arena.sdk import FatalError, run_bot
     from arena.sdk.house import house_factory
 
-    if not args.token:
-        if not args.register_as:
-            raise ValueError("give --token, or --register-as NAME to register first")
-        games = sorted({game for game, bot in load_registry().bots if bot == args.name})
-        # one registration, on the first referee: referees that share a store share it
-        args.token = _register_when_up(
-            args.referee.split(",")[0], args.register_as, args.key or "", games
+    token, from_file = _bot_token(args)
+    try:
+        run_bot(
+            house_factory(args.name),
+            args.referee.split(","),
+            token,
+            max_matches=args.max_matches,
+            stop_after=args.matches,
         )
-    run_bot(
-        house_factory(args.name),
-        args.referee.split(","),
-        args.token,
-        max_matches=args.max_matches,
-        stop_after=args.matches,
-    )
+    except FatalError as exc:
+        if from_file:
+            raise FatalError(
+                f"{exc}; the token in {args.token_file} was refused (revoked, or issued by "
+                "a referee with another store): remove the file to register a new version"
+            ) from None
+        raise
     return 0
 
 
@@ -860,8 +899,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--register-as",
         metavar="NAME",
-        help="no token: register as NAME first (a new version each start), waiting for the "
-        "referee to come up; for containers that start bots unattended",
+        help="no token: register as NAME first, waiting for the referee to come up; for "
+        "containers that start bots unattended (with --token-file, once: later starts "
+        "reuse the token; without, each start is a new version)",
+    )
+    run.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="read the token from PATH (kept off the command line); with --register-as, "
+        "where the first start keeps the token it registered (readable by its owner only)",
     )
     run.add_argument("--key", help="the registration key, with --register-as")
     run.add_argument("--max-matches", type=int, default=16)

@@ -12,7 +12,7 @@ import re
 import shlex
 import subprocess
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
@@ -101,6 +101,21 @@ def test_the_services_share_one_store_broker_and_referee() -> None:
     for name in BOTS:
         command = argv(SERVICES[name]["command"])
         assert command[command.index("--referee") + 1] == f"referee:{referee_args.port}", name
+
+
+def test_a_restarted_bot_container_is_the_same_bot_version() -> None:
+    """A bot that registers itself keeps its token on a named volume: started again (a
+    crash, an upgrade), it connects as the version it registered, not as a new one."""
+    for name in BOTS:
+        command = argv(SERVICES[name]["command"])
+        if "--register-as" not in command:
+            continue
+        assert "--token-file" in command, f"{name}: registers a new version at every start"
+        token_file = PurePosixPath(command[command.index("--token-file") + 1])
+        mounts = [str(v).split(":") for v in SERVICES[name].get("volumes", [])]
+        kept = [src for src, dst, *_ in mounts if token_file.is_relative_to(dst)]
+        assert kept, f"{name}: {token_file} is not on a volume: lost when the container is"
+        assert kept[0] in COMPOSE["volumes"], f"{name}: {kept[0]} is not a named volume"
 
 
 @pytest.mark.parametrize("name", OURS)

@@ -5,23 +5,50 @@
 //
 //   node bot.js --referee 127.0.0.1:50051 --token TOKEN [--matches N]
 //   node bot.js --referee 127.0.0.1:50051 --register-as NAME   (registers first; containers)
+//   node bot.js --referee 127.0.0.1:50051 --register-as NAME --token-file PATH
+//     (registers on the first start only: the token is kept in PATH for the next ones)
 "use strict";
 
+const fs = require("fs");
 const path = require("path");
 const grpc = require("@grpc/grpc-js");
 const protoLoader = require("@grpc/proto-loader");
 
 function parseArgs(argv) {
-  const args = { referee: "127.0.0.1:50051", token: "", matches: 0, "register-as": "" };
+  const args = {
+    referee: "127.0.0.1:50051", token: "", matches: 0, "register-as": "", "token-file": "",
+  };
   for (let i = 2; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, "");
     if (!(key in args)) throw new Error(`unknown option --${key}`);
     args[key] = key === "matches" ? Number(argv[i + 1]) : argv[i + 1];
   }
-  if (!args.token && !args["register-as"]) {
-    throw new Error("--token is required (from `arena bot register NAME`), or --register-as NAME");
+  if (!args.token && !args["register-as"] && !args["token-file"]) {
+    throw new Error(
+      "--token is required (from `arena bot register NAME`), or --token-file, or --register-as NAME");
   }
   return args;
+}
+
+// The token kept by an earlier start in --token-file ("" if there is none yet).
+function savedToken(file) {
+  try {
+    return fs.readFileSync(file, "utf8").trim();
+  } catch (err) {
+    if (err.code === "ENOENT") return "";
+    throw err;
+  }
+}
+
+// Keep the token for the next start: readable by its owner only, written whole or not at all.
+function keepToken(file, token) {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const partial = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+  const fd = fs.openSync(partial, "w", 0o600);
+  fs.writeSync(fd, `${token}\n`);
+  fs.fsyncSync(fd);
+  fs.closeSync(fd);
+  fs.renameSync(partial, file);
 }
 
 const pick = (xs) => xs[Math.floor(Math.random() * xs.length)];
@@ -107,10 +134,19 @@ function main() {
     includeDirs: [protoDir],
   });
   const arena = grpc.loadPackageDefinition(definition).arena.v1;
-  if (!args.token) {
-    register(arena, args, (token) => play(arena, { ...args, token }));
-  } else {
+  if (!args.token && args["token-file"]) {
+    args.token = savedToken(args["token-file"]);
+    args.fromFile = Boolean(args.token);
+  }
+  if (args.token) {
     play(arena, args);
+  } else if (args["register-as"]) {
+    register(arena, args, (token) => {
+      if (args["token-file"]) keepToken(args["token-file"], token);
+      play(arena, { ...args, token });
+    });
+  } else {
+    throw new Error(`${args["token-file"]} holds no token: give --register-as NAME to register`);
   }
 }
 
@@ -191,6 +227,10 @@ function play(arena, args) {
   stream.on("error", (err) => {
     if (err.code === grpc.status.CANCELLED) return;
     console.error(`referee: ${err.details || err.message}`);
+    if (args.fromFile && err.code === grpc.status.UNAUTHENTICATED) {
+      console.error(`the token in ${args["token-file"]} was refused (revoked, or issued by a ` +
+        "referee with another store): remove the file to register a new version");
+    }
     process.exitCode = 1;
   });
   stream.on("end", () => client.close());
