@@ -125,9 +125,10 @@ def _play_with_remote_bots(
                     )
                 )
                 await match.done.wait()
-                match.record.players = names
-                match.record.final_state = match.state
-                return match.record
+                record = match.full_record()
+                record.players = names
+                record.final_state = match.state
+                return record
             finally:
                 await referee.shutdown(grace_s=1)
                 await server.stop(grace=1)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from arena.engine.core import Decision, Game, IllegalAction, Result, State
@@ -23,6 +23,7 @@ from arena.referee.codec import (
     CodecError,
     action_from_proto,
     fill_observation,
+    from_json_text,
     to_json_text,
 )
 from arena.referee.connection import ConnectionLost
@@ -67,6 +68,11 @@ class LiveMatch:
     done: asyncio.Event = field(default_factory=asyncio.Event)
     spectators: list[asyncio.Queue[Any]] = field(default_factory=list)
     _next_request: int = 0
+    #: the steps of the replay, each as its JSON text: strings are not tracked by the
+    #: garbage collector, whose full collections otherwise walk every step of every
+    #: match in memory (200 ms pauses of the whole referee, seen with 16 matches), and
+    #: they take a fraction of the memory. ``record`` holds the rest of the replay.
+    _steps: list[str] = field(default_factory=list)
     _replay_text: str | None = None
     #: per seat index: events not yet sent to that seat's bot (JSON text)
     _unsent: dict[int, list[str]] = field(default_factory=dict)
@@ -109,7 +115,7 @@ class LiveMatch:
                     if turn is None:  # the seat forfeited and that ended the game
                         continue
                     action, events = turn
-                self.record.steps.append([seat_index, action, events])
+                self._steps.append(to_json_text([seat_index, action, events]))
                 self._broadcast(events)
             self.record.result = state.result()
             self.status = "finished"
@@ -271,7 +277,8 @@ class LiveMatch:
         assert self.state is not None
         events = self.state.forfeit(seat_index)
         if events:
-            self.record.steps.append([seat_index, {"type": "forfeit", "why": why}, events])
+            forfeit = {"type": "forfeit", "why": why}
+            self._steps.append(to_json_text([seat_index, forfeit, events]))
             self._broadcast(events)
 
     # --- telling everyone --------------------------------------------------------------
@@ -371,8 +378,20 @@ class LiveMatch:
         """The replay's JSON text once the match has a result (made once: the store, the
         spectators and every GetMatch share it), else None."""
         if self._replay_text is None and self.record.result is not None:
-            self._replay_text = to_json_text(replay_to_json(self.record))
+            replay = replay_to_json(self.record)  # its steps are kept apart, as text
+            result = replay.pop("result")
+            del replay["steps"]
+            # compact JSON is the texts of its parts joined: the text of the whole,
+            # with the keys in the same order ("steps" then "result" last)
+            self._replay_text = (
+                f'{to_json_text(replay)[:-1]},"steps":[{",".join(self._steps)}],'
+                f'"result":{to_json_text(result)}}}'
+            )
         return self._replay_text
+
+    def full_record(self) -> MatchRecord:
+        """The match's record with its steps (read back from their text)."""
+        return replace(self.record, steps=[from_json_text(s) for s in self._steps])
 
     async def _finish(self) -> None:
         result = self.result_message()
