@@ -6,7 +6,8 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +91,6 @@ def _play_with_remote_bots(
 ) -> MatchRecord:
     """Start a referee here, wait for the remote bots to connect, play, and stop."""
     import asyncio
-    import tempfile
 
     from arena.referee.server import Referee, RefereeConfig, start_server
     from arena.store import Store
@@ -335,24 +335,37 @@ def _bot_token(args: argparse.Namespace) -> tuple[str, bool]:
             "give --token, --token-file holding one, or --register-as NAME to register first"
         )
     games = sorted({game for game, bot in load_registry().bots if bot == args.name})
-    # one registration, on the first referee: referees that share a store share it
-    token = _register_when_up(args.referee.split(",")[0], args.register_as, args.key or "", games)
-    if path is not None:
-        write_secret(path, token + "\n")
-    return token, False
+
+    def register() -> str:  # one registration, on the first referee: they share a store
+        return _register_when_up(
+            args.referee.split(",")[0], args.register_as, args.key or "", games
+        )
+
+    return (register() if path is None else keep_secret(path, register)), False
 
 
-def write_secret(path: Path, text: str) -> None:
-    """Write ``text`` to ``path``, readable by its owner only, whole or not at all (a
-    crash while writing leaves no half token for the next start to read)."""
+def keep_secret(path: Path, make: Callable[[], str]) -> str:
+    """``make()`` a secret and keep it in ``path``: readable by its owner only, written
+    whole or not at all (a crash leaves no half token for the next start to read).
+
+    The file is created before ``make`` runs, so that a path that cannot be written
+    fails before a bot version exists (a container restarting in a loop would register
+    one at every start). It is a new file (never one planted at a known name), renamed
+    into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as out:
-        out.write(text)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(partial, path)
+    fd, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as out:
+            secret = make()
+            out.write(secret + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(partial, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise
+    return secret
 
 
 def cmd_bot_run(args: argparse.Namespace) -> int:
@@ -371,9 +384,14 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
         )
     except FatalError as exc:
         if from_file:
+            then = (
+                "remove the file to register a new version"
+                if args.register_as
+                else "give it a token that this referee accepts"
+            )
             raise FatalError(
                 f"{exc}; the token in {args.token_file} was refused (revoked, or issued by "
-                "a referee with another store): remove the file to register a new version"
+                f"a referee with another store): {then}"
             ) from None
         raise
     return 0

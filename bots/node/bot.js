@@ -40,15 +40,31 @@ function savedToken(file) {
   }
 }
 
-// Keep the token for the next start: readable by its owner only, written whole or not at all.
-function keepToken(file, token) {
+// A new file beside --token-file, made before registering: a path that cannot be written
+// fails before a bot version exists (a container restarting in a loop would register one
+// at every start). "wx" never opens a file that is already there.
+function reserveTokenFile(file) {
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const partial = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
-  const fd = fs.openSync(partial, "w", 0o600);
-  fs.writeSync(fd, `${token}\n`);
-  fs.fsyncSync(fd);
-  fs.closeSync(fd);
-  fs.renameSync(partial, file);
+  const partial = path.join(
+    path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
+  return { partial, fd: fs.openSync(partial, "wx", 0o600) };
+}
+
+// Keep the token for the next start: readable by its owner only, written whole or not at all.
+function keepToken(file, reserved, token) {
+  fs.writeSync(reserved.fd, `${token}\n`);
+  fs.fsyncSync(reserved.fd);
+  fs.closeSync(reserved.fd);
+  fs.renameSync(reserved.partial, file);
+}
+
+function dropReserved(reserved) {
+  try {
+    fs.closeSync(reserved.fd);
+    fs.unlinkSync(reserved.partial);
+  } catch (err) {
+    // already gone: nothing to clean up
+  }
 }
 
 const pick = (xs) => xs[Math.floor(Math.random() * xs.length)];
@@ -109,7 +125,7 @@ function decideStratego(kind, o) {
 }
 
 // RegisterBot on the arena service, waiting (up to two minutes) for the referee to be up.
-function register(arena, args, done, deadline = Date.now() + 120000) {
+function register(arena, args, done, failed, deadline = Date.now() + 120000) {
   const service = new arena.ArenaService(args.referee, grpc.credentials.createInsecure());
   const request = { name: args["register-as"], games: ["risk", "stratego"] };
   service.RegisterBot(request, { deadline: Date.now() + 10000 }, (err, reply) => {
@@ -118,10 +134,11 @@ function register(arena, args, done, deadline = Date.now() + 120000) {
       console.log(`registered ${reply.name} version ${reply.version}`);
       done(reply.token);
     } else if (err.code === grpc.status.UNAVAILABLE && Date.now() < deadline) {
-      setTimeout(() => register(arena, args, done, deadline), 1000);
+      setTimeout(() => register(arena, args, done, failed, deadline), 1000);
     } else {
       console.error(`referee: ${err.details || err.message}`);
       process.exitCode = 1;
+      failed();
     }
   });
 }
@@ -141,9 +158,12 @@ function main() {
   if (args.token) {
     play(arena, args);
   } else if (args["register-as"]) {
+    const reserved = args["token-file"] ? reserveTokenFile(args["token-file"]) : null;
     register(arena, args, (token) => {
-      if (args["token-file"]) keepToken(args["token-file"], token);
+      if (reserved) keepToken(args["token-file"], reserved, token);
       play(arena, { ...args, token });
+    }, () => {
+      if (reserved) dropReserved(reserved);
     });
   } else {
     throw new Error(`${args["token-file"]} holds no token: give --register-as NAME to register`);
@@ -227,13 +247,21 @@ function play(arena, args) {
   stream.on("error", (err) => {
     if (err.code === grpc.status.CANCELLED) return;
     console.error(`referee: ${err.details || err.message}`);
-    if (args.fromFile && err.code === grpc.status.UNAUTHENTICATED) {
+    const refused = [grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIED];
+    if (args.fromFile && refused.includes(err.code)) {
+      const then = args["register-as"] ? "remove the file to register a new version"
+        : "give it a token that this referee accepts";
       console.error(`the token in ${args["token-file"]} was refused (revoked, or issued by a ` +
-        "referee with another store): remove the file to register a new version");
+        `referee with another store): ${then}`);
     }
     process.exitCode = 1;
   });
   stream.on("end", () => client.close());
 }
 
-main();
+try {
+  main();
+} catch (err) {  // bad options, a token file that cannot be read or written
+  console.error(`bot.js: ${err.message}`);
+  process.exitCode = 2;
+}

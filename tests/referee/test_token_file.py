@@ -101,6 +101,26 @@ def test_a_refused_token_file_is_named_and_nothing_is_registered(
     assert token_file.read_text() == "arena_not-a-token-of-this-referee\n"  # left as it was
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_token_file_that_cannot_be_written_fails_before_registering(
+    referee_server: RefereeServer, tmp_path: Path, kind: str
+) -> None:
+    """Else a bot container restarting in a loop would register a version at every start."""
+    name = f"unwritable-{kind}"
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    token_file = blocker / f"{name}.token"  # its directory would have to be a file
+    command = _command(kind, referee_server, "--register-as", name, "--token-file", str(token_file))
+    process = Process(name, command, tmp_path)
+    try:
+        assert process.wait(timeout=30) == 2
+    finally:
+        process.stop()
+    assert str(blocker) in process.stderr(), process.stderr()  # the error names the path
+    assert _versions(referee_server, name) == []
+    assert "registered" not in process.stdout()
+
+
 def test_a_token_file_alone_reads_the_token_and_a_missing_one_is_a_clear_error(
     referee_server: RefereeServer, tmp_path: Path
 ) -> None:
