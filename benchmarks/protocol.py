@@ -10,7 +10,8 @@
     multiplexed over a few connections.
 
 Every figure is the best of ``--rounds`` rounds (the VM drifts by 10-20%); a round
-measures (a), (b) and (c) one after the other, so that the drift hits them alike. Each
+measures (a), (b) and (c) one after the other, so that the drift hits them alike, and
+the ratios of (b) and (c) to their references are also given within each round. Each
 line also gives the CPU time per round trip or decision of every process taking part
 (user + system, all threads, from /proc), and floors say what the transport alone
 costs in the referee's own topology: a zero-work relay (a server that sends a message
@@ -588,6 +589,10 @@ def main() -> None:
                 print(
                     f"    {label} every round: " + ", ".join(f"{row[0]:.0f}" for row in rows[key])
                 )
+            # the machine's speed drifts between rounds: the same ratios within each round
+            for num, den, label in (("b", "a", "(b)/(a)"), ("c", "a16", "(c)/a16")):
+                ratios = [n[0] / d[0] for n, d in zip(rows[num], rows[den], strict=True)]
+                print(f"    {label} within each round: " + ", ".join(f"{x:.2f}" for x in ratios))
         finally:
             echo.kill()
             relay.close()
