@@ -412,8 +412,12 @@ class LiveMatch:
         for queue in self.spectators:
             queue.put_nowait(pb.SpectatorMessage(finished=info))
             queue.put_nowait(None)
-        self.referee.match_finished(self)
-        self.done.set()
+        try:
+            await self.referee.match_finished(self)  # RunMatch answers once it is stored
+        except Exception:  # the store failed: the others play on, the waiters are freed
+            log.exception("match %s: its result could not be stored", self.match_id)
+        finally:
+            self.done.set()
 
 
 def _expire(future: asyncio.Future[Any]) -> None:

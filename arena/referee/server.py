@@ -177,27 +177,34 @@ class Referee:
         task.add_done_callback(self._tasks.discard)
         return match
 
-    def match_finished(self, match: LiveMatch) -> None:
+    async def match_finished(self, match: LiveMatch) -> None:
+        """Write an ended match's result and replay to the store, in a thread: the store
+        may be slow, or locked for a while by another writer sharing it (workers, the
+        command line), and every other match runs on this loop, with its bots' clocks
+        running."""
         result = match.result_message()
-        self.store.finish_match(
-            match.match_id,
-            match.status,
-            {
-                "reason": result.reason,
-                "places": list(result.places),
-                "detail": result.detail,
-                "forfeits": [{"seat": f.seat, "why": f.why} for f in result.forfeits],
-            },
-            match.replay_text(),
-        )
-        # A referee runs for weeks: an ended match leaves memory once its last waiters
-        # have read it (the store keeps it for GetMatch and WatchMatch). An unfinished
-        # one goes at once, so that running its id again plays it again.
-        if match.status == "finished":
-            linger = self.config.finished_linger_s
-            asyncio.get_running_loop().call_later(linger, self._forget, match)
-        else:
-            self._forget(match)
+        try:
+            await asyncio.to_thread(
+                self.store.finish_match,
+                match.match_id,
+                match.status,
+                {
+                    "reason": result.reason,
+                    "places": list(result.places),
+                    "detail": result.detail,
+                    "forfeits": [{"seat": f.seat, "why": f.why} for f in result.forfeits],
+                },
+                match.replay_text(),
+            )
+        finally:
+            # A referee runs for weeks: an ended match leaves memory once its last
+            # waiters have read it (the store keeps it for GetMatch and WatchMatch). An
+            # unfinished one goes at once, so that running its id again plays it again.
+            if match.status == "finished":
+                linger = self.config.finished_linger_s
+                asyncio.get_running_loop().call_later(linger, self._forget, match)
+            else:
+                self._forget(match)
 
     def _forget(self, match: LiveMatch) -> None:
         if self.matches.get(match.match_id) is match:
