@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Any
 
 from arena.referee.connection import BATCH_BYTES, MAX_BATCH, BotConnection
@@ -35,14 +36,19 @@ def _connection(batches: bool) -> BotConnection:
     return BotConnection("id", "name", 100, Stream(), batches=batches)
 
 
-def _nonces(written: list[pb.RefereeMessage]) -> list[list[int]]:
-    """Per message written: the pongs' nonces it carries (one, or a batch's)."""
+def _per_message(written: list[Any], read: Callable[[Any], int]) -> list[list[int]]:
+    """Per message written: ``read`` of each message it carries (itself, or a batch's)."""
     return [
-        [m.pong.nonce for m in message.batch.messages]
+        [read(m) for m in message.batch.messages]
         if message.WhichOneof("kind") == "batch"
-        else [message.pong.nonce]
+        else [read(message)]
         for message in written
     ]
+
+
+def _nonces(written: list[pb.RefereeMessage]) -> list[list[int]]:
+    """Per message written: the pongs' nonces it carries."""
+    return _per_message(written, lambda m: m.pong.nonce)
 
 
 async def _drain(connection: BotConnection, queued: list[Any]) -> list[pb.RefereeMessage]:
@@ -79,13 +85,8 @@ def _replies(count: int) -> list[pb.BotMessage]:
 
 
 def _request_ids(written: list[pb.BotMessage]) -> list[list[int]]:
-    """Per message written: the request ids of the replies it carries (one, or a batch's)."""
-    return [
-        [m.action.request_id for m in message.batch.messages]
-        if message.WhichOneof("kind") == "batch"
-        else [message.action.request_id]
-        for message in written
-    ]
+    """Per message written: the request ids of the replies it carries."""
+    return _per_message(written, lambda m: m.action.request_id)
 
 
 def _sent(max_batch: int, count: int) -> list[list[int]]:
