@@ -2,19 +2,28 @@
 #   processes (Node.js included), Risk and Stratego round robins, both leaderboards.
 # `make test`: set everything up and run the lint and the whole test suite.
 PYTHON ?= python3
+SHELL := /bin/bash
 VENV ?= .venv
 BIN := $(VENV)/bin
+DEMO_ARGS ?=
 
 .PHONY: run play test lint bench clean node services
 
+# Said before it starts, because the first install is most of the first run's time.
 $(VENV)/.installed: pyproject.toml
+	@echo "setting up $(VENV): Arena and its dependencies (the first time only, about a minute)"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	@$(BIN)/pip install --quiet --disable-pip-version-check --upgrade pip
+	@set -o pipefail; $(BIN)/pip install --disable-pip-version-check --progress-bar off -e '.[dev]' 2>&1 \
+		| tee $(VENV)/install.log | { grep --line-buffered -E '^(Collecting|Successfully)' | sed -u -E 's/ \(from .*//' | cut -c1-100; true; } \
+		|| { tail -n 5 $(VENV)/install.log >&2; echo "the install failed: pip's whole output is in $(VENV)/install.log" >&2; exit 1; }
 	touch $@
 
-run: $(VENV)/.installed node
-	$(BIN)/arena demo
+# Node.js is optional here: without it (or its packages) the demo plays on without the
+# Node.js bot, and says so in one line.
+run: $(VENV)/.installed
+	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory node || true; fi
+	$(BIN)/arena demo $(DEMO_ARGS)
 
 # One classic Risk game between in-process bots, its replay written and verified.
 play: $(VENV)/.installed
@@ -23,6 +32,7 @@ play: $(VENV)/.installed
 
 # The Node.js example bot's dependencies (@grpc/grpc-js from npm), for its test.
 bots/node/node_modules/.installed: bots/node/package.json bots/node/package-lock.json
+	@command -v npm >/dev/null || bash scripts/ensure_node.sh
 	cd bots/node && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 

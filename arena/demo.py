@@ -52,7 +52,7 @@ NODE = DemoBot("node-random", ("node", str(NODE_BOT)), ("risk", "stratego"))
 def node_available() -> str:
     """Empty when the Node.js bot can run, else why not."""
     if shutil.which("node") is None:
-        return "node is not installed"
+        return "Node.js is not installed (install Node.js 18+ with npm to add it)"
     if not (ROOT / "bots" / "node" / "node_modules" / "@grpc" / "grpc-js").is_dir():
         return "its packages are not installed (cd bots/node && npm ci)"
     return ""

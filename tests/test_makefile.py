@@ -1,0 +1,61 @@
+"""The README's two commands where a machine lacks something: ``make run`` without
+Node.js plays on without the Node.js bot and says so in one line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NODE_TOOLS = {"node", "nodejs", "npm", "npx"}
+
+
+def path_without_node(tmp_path: Path) -> str:
+    """A PATH holding every command of this one except Node.js and npm."""
+    shadow = tmp_path / "bin"
+    shadow.mkdir()
+    for folder in os.environ["PATH"].split(os.pathsep):
+        if not os.path.isdir(folder):
+            continue
+        for entry in os.scandir(folder):
+            target = shadow / entry.name
+            if entry.name not in NODE_TOOLS and not target.exists():
+                target.symlink_to(entry.path)
+    return str(shadow)
+
+
+def test_make_run_without_node_plays_on_and_says_so_once(tmp_path: Path) -> None:
+    venv = Path(sys.prefix)
+    env = {**os.environ, "PATH": path_without_node(tmp_path)}
+    demo_args = f"--risk-games 1 --stratego-games 1 --quiet --db {tmp_path / 'arena.db'}"
+    done = subprocess.run(
+        # -o: the virtual environment running this test is already set up
+        [
+            "make",
+            "--no-print-directory",
+            "-o",
+            f"{venv}/.installed",
+            "run",
+            f"VENV={venv}",
+            f"DEMO_ARGS={demo_args}",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    said = [line for line in lines if "Node.js" in line]
+    assert said == [
+        "(the Node.js bot sits this one out: Node.js is not installed"
+        " (install Node.js 18+ with npm to add it))"
+    ], done.stdout
+    assert "npm: not found" not in done.stdout + done.stderr
+    assert any(line.startswith("leaderboard: Risk") for line in lines), done.stdout
+    assert any(line.startswith("leaderboard: Stratego") for line in lines), done.stdout
+    assert not any("node-random" in line for line in lines), done.stdout
