@@ -112,10 +112,12 @@ class StrategoState(State):
         self.zview = [0, 0]
         self.last_move: list[tuple[int, int, bool] | None] = [None, None]
         self.shuttle: list[tuple[int, int, int]] = [(-1, -1, 0), (-1, -1, 0)]
-        #: per player, the positions seen during their current chase (None: no chase)
+        #: per player as the chaser: the positions (in that player's view) its moves
+        #: created during its current continuous chase (None: no chase)
         self.chase: list[set[int] | None] = [None, None]
-        #: per player, both views of the position before that player's last move
-        self._views_before_last: list[tuple[int, int]] = [(0, 0), (0, 0)]
+        #: per player as the chaser: the squares of the enemy pieces that evaded during
+        #: that chase (pieces followed square by square, as everyone sees them move)
+        self.evaders: list[set[int]] = [set(), set()]
         self.rescues = [0, 0]
         self.rescuers: list[set[int]] = [set(), set()]
         self._rescuer = EMPTY
@@ -160,7 +162,6 @@ class StrategoState(State):
             "history",
             "last_move",
             "shuttle",
-            "_views_before_last",
             "zview",
             "rescues",
         ):
@@ -168,6 +169,7 @@ class StrategoState(State):
         other.pieces = [set(s) for s in self.pieces]
         other.captured = [c[:] for c in self.captured]
         other.chase = [None if c is None else set(c) for c in self.chase]
+        other.evaders = [set(e) for e in self.evaders]
         other.rescuers = [set(s) for s in self.rescuers]
         return other
 
@@ -274,26 +276,56 @@ class StrategoState(State):
                 f"two-squares rule: this piece has moved {count} times in a row between "
                 f"{square_name(a)} and {square_name(b)}"
             )
-        if self.rules.more_squares and not is_strike and self._is_chasing(p, s, t):
-            seen = self.chase[p]
-            if seen is not None:
-                r = self.rank[s]
-                new_hash = self.zview[p] ^ ZOBRIST[s][p][r] ^ ZOBRIST[t][p][r]
+        seen = self.chase[p]  # None unless p is chasing
+        if (
+            seen is not None
+            and not is_strike
+            and self.rules.more_squares
+            and not self.evaders[p].isdisjoint(NEIGHBOURS[t])
+        ):
+            r = self.rank[s]
+            if self.zview[p] ^ ZOBRIST[s][p][r] ^ ZOBRIST[t][p][r] in seen:
                 back = self.last_move[p]
-                if new_hash in seen and not (back is not None and back[1] == s and back[0] == t):
+                if back is None or back[0] != t or back[1] != s:
                     return (
-                        "more-squares rule: this chasing move repeats a position "
-                        "already seen during the chase"
+                        "more-squares rule: this chasing move repeats a position your "
+                        "moves already created during this chase (only a move straight "
+                        "back to the square the piece just came from may)"
                     )
         return None
 
-    def _is_chasing(self, p: int, s: int, t: int) -> bool:
-        """s->t threatens again an enemy piece that just fled from the piece on s."""
-        lm = self.last_move[1 - p]
-        if lm is None or lm[2]:
-            return False
-        fled_from, fled_to, _ = lm
-        return fled_from in NEIGHBOURS[s] and fled_to in NEIGHBOURS[t]
+    def _evades(self, p: int, s: int) -> bool:
+        """Whether moving p's piece off s evades the opponent's last move: that move
+        ended next to s (a threat), and p answers it at once with the threatened piece."""
+        q = 1 - p
+        last = self.last_move[q]
+        return last is not None and self.owner[last[1]] == q and s in NEIGHBOURS[last[1]]
+
+    def _follow_chases(self, p: int, s: int, t: int, evading: bool, created: int) -> None:
+        """The more-squares rule's bookkeeping after p's move s->t (not a strike):
+        ``created`` is the position the opponent's previous move created, in its view."""
+        q = 1 - p
+        # p's own chase goes on while each of its moves threatens an enemy piece
+        seen = self.chase[p]
+        if seen is not None:
+            if any(self.owner[n] == q for n in NEIGHBOURS[t]):
+                seen.add(self.zview[p])
+            else:
+                self._end_chase(p)
+        # the opponent's chase of p goes on while p evades: its first position is the
+        # one the threatening move created
+        if evading:
+            if self.chase[q] is None:
+                self.chase[q] = {created}
+            evaders = self.evaders[q]
+            evaders.discard(s)
+            evaders.add(t)
+        else:
+            self._end_chase(q)
+
+    def _end_chase(self, p: int) -> None:
+        self.chase[p] = None
+        self.evaders[p] = set()
 
     # --- setup ------------------------------------------------------------------------
 
@@ -415,8 +447,9 @@ class StrategoState(State):
         if why:
             raise IllegalAction(why, allowed="another move")
         # --- legal: apply it ---
-        views_before = (self.zview[0], self.zview[1])
-        chasing = self.rules.more_squares and not is_strike and self._is_chasing(p, s, t)
+        follow = self.rules.more_squares and not is_strike
+        evading = follow and self._evades(p, s)
+        created = self.zview[1 - p]
         a, b, count = self.shuttle[p]
         self.shuttle[p] = (s, t, count + 1 if (s == b and t == a) else 1)
         self.ply += 1
@@ -465,18 +498,12 @@ class StrategoState(State):
             events.append({"e": "move", **entry})
             self.last_move[p] = (s, t, False)
             landed = t
-        # the more-squares rule: remember the positions of a chase
-        if chasing:
-            seen = self.chase[p]
-            if seen is None:
-                seen = self.chase[p] = {self._views_before_last[1 - p][p], views_before[p]}
-            seen.add(self.zview[p])
-        else:
-            self.chase[p] = None
-        opp_chase = self.chase[1 - p]
-        if opp_chase is not None:
-            opp_chase.add(self.zview[1 - p])
-        self._views_before_last[p] = views_before
+        if follow:
+            self._follow_chases(p, s, t, evading, created)
+        elif is_strike and self.rules.more_squares:
+            # a strike takes a piece off the board: no earlier position can come back
+            self._end_chase(0)
+            self._end_chase(1)
         if landed >= 0 and self._can_rescue(p, landed, mover_id):
             self._rescuer = mover_id
             self.phase = RESCUE

@@ -86,6 +86,7 @@ def fingerprint(state: StrategoState) -> str:
             state.last_move,
             state.shuttle,
             [None if c is None else sorted(c) for c in state.chase],
+            [sorted(e) for e in state.evaders],
             state.rescues,
             [sorted(r) for r in state.rescuers],
             repr(state.result()),

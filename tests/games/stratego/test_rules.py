@@ -127,10 +127,11 @@ def snapshot(state: StrategoState) -> tuple[str, ...]:
     fields = {
         name: sorted(value) if isinstance(value, set) else value
         for name, value in vars(state).items()
-        if name not in ("rules", "rng", "pieces", "chase", "rescuers", "_result")
+        if name not in ("rules", "rng", "pieces", "chase", "evaders", "rescuers", "_result")
     }
     fields["pieces"] = [sorted(s) for s in state.pieces]
     fields["chase"] = [None if c is None else sorted(c) for c in state.chase]
+    fields["evaders"] = [sorted(e) for e in state.evaders]
     fields["rescuers"] = [sorted(s) for s in state.rescuers]
     fields["result"] = repr(state._result)
     fields["rng"] = repr(state.rng.getstate())
@@ -850,15 +851,34 @@ def test_isf_two_squares_rule_refuses_a_strike_as_the_fourth_move() -> None:
 # --- the more-squares rule (ISF) ------------------------------------------------------
 
 
+def created_by(state: StrategoState, a: str, b: str) -> int:
+    """The position (in the mover's view) the move ``a``-``b`` would create, with the
+    repetition rules set aside."""
+    trial = state.clone()
+    trial.rules = replace(state.rules, more_squares=False, shuttle_limit=SQUARES)
+    trial.apply(state.player, move(a, b))
+    return trial.zview[state.player]
+
+
+def refused_chasing_move(state: StrategoState, a: str, b: str, repeated: int) -> None:
+    """The chaser's ``a``-``b`` would recreate the position ``repeated``; it is not listed
+    and is refused by the more-squares rule."""
+    assert created_by(state, a, b) == repeated
+    assert b not in targets(state, a)
+    refused(state, state.player, move(a, b), "more-squares rule", "repeats a position")
+
+
 def chase_position(variant: str | None) -> StrategoState:
-    """The chaser (seat 0's Marshal on e3) next to the chased (seat 1's Captain on f3);
-    seat 1 moves first. Both sides have other pieces, far away."""
-    return position(
-        {**HOME0, "e3": "marshal", "b1": "scout"},
+    """The chaser (seat 0's Marshal) has just moved e2-e3, next to the chased (seat 1's
+    Captain on f3): a threat, which starts a chase if the Captain evades it. Seat 1 is
+    to move. Both sides have other pieces, far away."""
+    state = position(
+        {**HOME0, "e2": "marshal", "b1": "scout"},
         {**HOME1, "f3": "captain", "j8": "scout"},
         variant,
-        player=1,
     )
+    play(state, "e2", "e3")
+    return state
 
 
 @pytest.mark.parametrize("variant", ["isf", "barrage"])
@@ -876,13 +896,7 @@ def test_more_squares_rule_refuses_a_chasing_move_that_repeats_a_position_of_the
     play(state, "e4", "e3")
     play(state, "f4", "e4")
     play(state, "e3", "f3")  # the Captain is back where it started
-    assert "e3" not in targets(state, "e4")
-    refused(state, 0, move("e4", "e3"), "more-squares rule", "repeats a position")
-    # the refused move would indeed have recreated the first position
-    trial = state.clone()
-    trial.rules = replace(state.rules, more_squares=False)
-    trial.apply(0, move("e4", "e3"))
-    assert trial.zview[0] == start
+    refused_chasing_move(state, "e4", "e3", start)
     # any other move is allowed
     assert targets(state, "e4") == {"d4", "f4", "e5"}
     play(state, "e4", "d4")
@@ -906,10 +920,10 @@ def test_more_squares_rule_the_chased_piece_may_keep_fleeing() -> None:
     play(state, "e3", "e4")  # follows alongside: a chasing move
     play(state, "f4", "f3")  # flees back
     play(state, "e4", "e3")  # follows back (allowed: straight back)
-    seen = set(state.chase[0])
     # fleeing f3-f4 again recreates a position of the chase: the chased piece's moves
-    # are not restricted by the rule
-    assert fled.zview[0] in seen
+    # are not restricted by the rule (and the chase compares only the positions its
+    # chaser created)
+    assert fled.zview[0] not in state.chase[0]
     assert targets(state, "f3") == {"f2", "g3", "f4", "e3"}
     play(state, "f3", "f4")
     assert state.zview[0] == fled.zview[0]
@@ -940,6 +954,115 @@ def test_more_squares_rule_allows_the_chasing_piece_straight_back() -> None:
     # the fourth move between e3 and e4 is refused by the two-squares rule
     play(state, "f4", "g4")
     refused(state, 0, move("e4", "e3"), "two-squares rule")
+
+
+#: seat 0 chases two of seat 1's pieces in turn with two pieces of its own: the Marshal
+#: goes e2-e3-e2 against the Captain (f3-f2-f3), the General b2-b3-b2 against the Major
+#: (c3-c2-c3). Each side moves its two pieces in turn, so the two-squares rule never
+#: applies, and no chaser ever follows the piece that has just fled.
+TWO_PIECE_CHASE = (
+    ("e2", "e3"),  # the Marshal threatens the Captain
+    ("f3", "f2"),  # the Captain evades: the chase begins
+    ("b2", "b3"),  # the General threatens the Major
+    ("c3", "c2"),  # the Major evades
+    ("e3", "e2"),  # the Marshal threatens the Captain again: a chasing move
+    ("f2", "f3"),
+    ("b3", "b2"),  # the General threatens the Major again
+    ("c2", "c3"),
+)
+
+
+def two_piece_chase(variant: str | None, moves: int, chasers: str = "marshal") -> StrategoState:
+    """The first ``moves`` moves of TWO_PIECE_CHASE, each listed as legal; ``chasers``
+    names the rank of the piece on e2 (the General on b2 is the other chaser)."""
+    state = position(
+        {**HOME0, "e2": chasers, "b2": "general"},
+        {**HOME1, "f3": "captain", "c3": "major"},
+        variant,
+    )
+    for a, b in TWO_PIECE_CHASE[:moves]:
+        play(state, a, b)
+    return state
+
+
+@pytest.mark.parametrize("variant", ["isf", "barrage"])
+def test_more_squares_rule_stops_a_chase_that_alternates_between_two_fleeing_pieces(
+    variant: str,
+) -> None:
+    state = two_piece_chase(variant, 1)
+    first = state.zview[0]  # the position the first threat created
+    for a, b in TWO_PIECE_CHASE[1:]:
+        play(state, a, b)
+    # the chase remembers the four positions seat 0 created, and both fleeing pieces
+    assert first in state.chase[0] and len(state.chase[0]) == 4
+    assert state.evaders[0] == {sq("f3"), sq("c3")}
+    # e2-e3 threatens the Captain again and would recreate the first position: refused,
+    # although the Marshal did not move last (so it is not a move straight back)
+    refused_chasing_move(state, "e2", "e3", first)
+    # the other chasing moves create new positions and stay allowed
+    assert targets(state, "e2") == {"d2", "e1", "f2"}
+    assert targets(state, "b2") == {"a2", "b1", "b3", "c2"}
+    play(state, "e2", "f2")
+    assert state.chase[0] is not None
+
+
+def test_classic_does_not_stop_a_two_piece_chase() -> None:
+    state = two_piece_chase(None, len(TWO_PIECE_CHASE))
+    play(state, "e2", "e3")
+    assert state.chase == [None, None]
+
+
+@pytest.mark.parametrize("variant", ["isf", "barrage"])
+def test_more_squares_rule_covers_scouts_long_moves(variant: str) -> None:
+    # the same two-piece chase, but a Scout chases a Scout along columns e and f,
+    # three squares at a time: a long move threatens, evades and chases like a step
+    state = position(
+        {**HOME0, "e1": "scout", "b2": "general"},
+        {**HOME1, "f3": "scout", "c3": "major"},
+        variant,
+    )
+    play(state, "e1", "e3")
+    first = state.zview[0]
+    for a, b in (("f3", "f1"), ("b2", "b3"), ("c3", "c2")):
+        play(state, a, b)
+    assert state.evaders[0] == {sq("f1"), sq("c2")}
+    for a, b in (("e3", "e1"), ("f1", "f3"), ("b3", "b2"), ("c2", "c3")):
+        play(state, a, b)
+    refused_chasing_move(state, "e1", "e3", first)
+    play(state, "e1", "e2")  # a new position: allowed
+
+
+@pytest.mark.parametrize("variant", ["isf", "barrage"])
+def test_more_squares_rule_allows_straight_back_in_a_two_piece_chase(variant: str) -> None:
+    state = two_piece_chase(variant, 4)
+    play(state, "b3", "b2")  # the General threatens the Major again
+    play(state, "c2", "c3")
+    # straight back to b3, where the General came from: it recreates a position of the
+    # chase (the General's first threat), and it is allowed
+    assert created_by(state, "b2", "b3") in state.chase[0]
+    play(state, "b2", "b3")
+    play(state, "c3", "c2")
+    # straight back once more would be the General's fourth move in a row between b2
+    # and b3: the two-squares rule refuses it
+    assert created_by(state, "b3", "b2") in state.chase[0]
+    assert "b2" not in targets(state, "b3")
+    refused(state, 0, move("b3", "b2"), "two-squares rule")
+
+
+@pytest.mark.parametrize("variant", ["isf", "barrage"])
+def test_more_squares_rule_chase_ends_when_the_chased_side_does_not_flee(variant: str) -> None:
+    state = two_piece_chase(variant, 7)
+    # the Major, threatened by b3-b2, stays; seat 1 moves a piece nobody threatens
+    play(state, "j9", "j8")
+    assert state.chase[0] is None and state.evaders[0] == set()
+    for a, b in (("j2", "j3"), ("j8", "j9"), ("j3", "j2"), ("c2", "c3")):
+        play(state, a, b)
+    # the position of the last, stopped example comes back: no chase is going on now,
+    # so e2-e3 may recreate the position of the old chase's first threat
+    first = two_piece_chase(variant, 1).zview[0]
+    assert created_by(state, "e2", "e3") == first
+    play(state, "e2", "e3")
+    assert state.zview[0] == first
 
 
 # --- the rescue rule (classic option) ------------------------------------------------
