@@ -1494,3 +1494,48 @@ def test_audit_checker_catches_leaky_messages():
     leaky_events = dict(events)
     leaky_events[None] = [*events[None], setup]
     assert audit(rec, requests, leaky_events), "the audit missed a shown setup"
+
+
+# --- 9. the Stratego fallback setup -----------------------------------
+
+SETUP_RULE_SETS = [([], {}), ([], {"rescue": "on"}), (["isf"], {}), (["barrage"], {})]
+
+
+def test_fallback_setup_is_random_from_the_match_seed_and_keeps_the_flag_back(
+    referee_server, raw_bots
+):
+    """A seat that never answers gets the referee's fallback setup: a legal one, the
+    state's own default for that seed (so the same seed gives the same setup, another
+    seed another), with the flag on the back row, for every rule set."""
+    ref = referee_server
+    mute = raw_bots(ref.address, ref.register("mute-at-setup").token)  # never answers
+    ref.wait_connected("mute-at-setup")
+    plan = []
+    for number, (variants, options) in enumerate(SETUP_RULE_SETS):
+        seat = number % 2
+        players = ["house:heuristic", "house:heuristic"]
+        players[seat] = "mute-at-setup"
+        for seed in (800 + number, 850 + number, 800 + number):
+            match_id = ref.start_match(
+                "stratego", players, variants=variants, options=options, seed=seed
+            )
+            plan.append((number, seat, seed, match_id))
+    fallbacks: dict[tuple[int, int], list[str]] = {}
+    for number, seat, seed, match_id in plan:
+        info = ref.wait_match(match_id)
+        # three timeouts forfeit it, unless the game ends first (a quick flag capture)
+        assert all(f.seat == seat and "timeout" in f.why for f in info.result.forfeits)
+        assert mute.of_kind("decision", match_id)[0].kind == "setup"
+        rec = assert_replay_verifies(info)
+        _, _, action, state = next(
+            step for step in replay_states(rec) if step[1] == seat and step[2]["type"] == "setup"
+        )
+        assert action == json.loads(json.dumps(state.default_action()))
+        flag = next(int(s) for s, name in action["placement"].items() if name == "flag")
+        assert flag // 10 == (0 if seat == 0 else 9), f"the flag on {flag}: not the back row"
+        placement = json.dumps(action["placement"], sort_keys=True)
+        fallbacks.setdefault((number, seed), []).append(placement)
+    for number in range(len(SETUP_RULE_SETS)):
+        same, other = fallbacks[(number, 800 + number)], fallbacks[(number, 850 + number)]
+        assert len(same) == 2 and same[0] == same[1], "one seed, two fallback setups"
+        assert other[0] != same[0], "two seeds, one fallback setup"
