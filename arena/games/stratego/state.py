@@ -179,8 +179,13 @@ class StrategoState(State):
     # --- observation ------------------------------------------------------------------
 
     def observation(self, player: int) -> dict[str, Any]:
-        """Own pieces with ranks; enemy pieces as positions plus public facts only."""
+        """Own pieces with ranks; enemy pieces as positions plus public facts only.
+
+        The setups are simultaneous: until both armies stand, a seat sees none of the
+        other's (seat 1 sets up after seat 0 in the engine, but is shown nothing of it).
+        """
         board: list[dict[str, Any] | None] = [None] * SQUARES
+        in_setup = self.phase == SETUP
         rank, owner, moved, far, revealed = (
             self.rank,
             self.owner,
@@ -190,7 +195,7 @@ class StrategoState(State):
         )
         for s in range(SQUARES):
             o = owner[s]
-            if o < 0:
+            if o < 0 or (in_setup and o != player):
                 continue
             known = o == player or revealed[s]
             board[s] = {

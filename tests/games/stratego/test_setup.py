@@ -1,15 +1,19 @@
-"""The fallback setup and the SDK's setup helper.
+"""The setup phase: simultaneous in effect, and the fallback setup.
 
-The fallback setup (``default_action``, played for a seat that timed out or kept
-sending illegal setups) is legal, random from the match's seed, the same for the same
-seed, and never puts the flag on the front row. The SDK's ``Bot.default_setup`` makes
-setups of the same kind.
+In the manual both players set up at the same time behind the board. The engine asks
+seat 0 first, then seat 1; these tests show that seat 1 is given nothing of seat 0's
+setup (observation, legal options, events), for every rule set: what it is shown does
+not change by a byte whatever seat 0 placed. The fallback setup (``default_action``,
+played for a seat that timed out or kept sending illegal setups) is legal, random from
+the match's seed, the same for the same seed, and never puts the flag on the front row.
+The SDK's ``Bot.default_setup`` makes setups of the same kind.
 """
 
 from __future__ import annotations
 
 import json
 import random
+from typing import Any
 
 import pytest
 
@@ -19,6 +23,8 @@ from arena.games.stratego.setup import back_row, guarded_setup
 from arena.games.stratego.state import StrategoState
 from arena.plugins import load_registry
 from arena.sdk import Bot
+from bots._stratego_common import random_setup
+from bots.stratego_heuristic import guarded_setup as heuristic_setup
 
 REGISTRY = load_registry()
 GAME = REGISTRY.game("stratego")
@@ -39,6 +45,75 @@ def new_state(rule_set: str, seed: int = 0) -> StrategoState:
         options = {"rescue": "on"} if rule_set.endswith("rescue") else {}
         return GAME.new_state(2, seed, options)
     return GAME.new_state(2, seed, {}, REGISTRY.resolve_variants("stratego", [rule_set]))
+
+
+def seat_zero_setups(state: StrategoState) -> list[dict[str, Any]]:
+    """Setups of seat 0 as different as can be: uniform, guarded, laid out in order."""
+    opts = state.decision().options
+    in_order = [name for name, n in opts["army"].items() for _ in range(n)]
+    return [
+        random_setup(random.Random(1), opts),
+        random_setup(random.Random(2), opts),
+        heuristic_setup(random.Random(3), opts, 0),
+        guarded_setup(opts["squares"], opts["army"], random.Random(4)),
+        {
+            "type": "setup",
+            "placement": dict(zip(map(str, opts["squares"]), in_order, strict=False)),
+        },
+        {
+            "type": "setup",
+            "placement": dict(zip(map(str, opts["squares"][::-1]), in_order, strict=False)),
+        },
+    ]
+
+
+def what_seat_one_is_shown(rule_set: str, setup: dict[str, Any]) -> str:
+    """Everything seat 1 is given for its setup decision once seat 0 has placed
+    ``setup``: its observation, its decision, the events it and a spectator may see."""
+    state = new_state(rule_set, seed=11)
+    events = state.apply(0, setup)
+    decision = state.decision()
+    assert (decision.player, decision.kind) == (1, "setup")
+    shown = {
+        "observation": state.observation(1),
+        "decision": decision.to_json(),
+        "events": [GAME.public_event(e, 1) for e in events],
+        "spectator": [GAME.public_event(e, None) for e in events],
+    }
+    return json.dumps(shown)
+
+
+@pytest.mark.parametrize("rule_set", RULE_SETS)
+def test_seat_one_is_shown_the_same_bytes_whatever_seat_zero_placed(rule_set: str) -> None:
+    setups = seat_zero_setups(new_state(rule_set))
+    placements = {json.dumps(s["placement"], sort_keys=True) for s in setups}
+    occupied = {frozenset(s["placement"]) for s in setups}
+    assert len(placements) == len(setups), "the setups of seat 0 must differ"
+    if rule_set == "barrage":
+        assert len(occupied) > 1, "barrage setups must differ in the squares occupied too"
+    shown = {what_seat_one_is_shown(rule_set, setup) for setup in setups}
+    assert len(shown) == 1, "what seat 1 is shown depends on seat 0's setup"
+    view = json.loads(shown.pop())
+    assert all(e is None for e in view["events"] + view["spectator"])
+    assert all(square is None for square in view["observation"]["board"])
+
+
+@pytest.mark.parametrize("rule_set", RULE_SETS)
+def test_during_setup_either_seat_sees_only_its_own_pieces(rule_set: str) -> None:
+    state = new_state(rule_set, seed=5)
+    for seat in (0, 1):
+        for observer in (0, 1):
+            shown = [x for x in state.observation(observer)["board"] if x]
+            assert all(x["owner"] == observer and x["rank"] for x in shown)
+            assert len(shown) == (observer < seat) * sum(state.rules.army.values())
+        options = state.decision().options
+        setup = guarded_setup(options["squares"], options["army"], random.Random())
+        events = state.apply(seat, setup)
+        assert events == [{"e": "setup", "p": seat, "pieces": len(setup["placement"])}]
+        # a setup event reaches its own seat only: the other seat and spectators never
+        assert GAME.public_event(events[0], seat) == events[0]
+        assert GAME.public_event(events[0], 1 - seat) is None
+        assert GAME.public_event(events[0], None) is None
 
 
 @pytest.mark.parametrize("rule_set", RULE_SETS)
