@@ -72,12 +72,14 @@ class Bot:
         return method(observation, decision)
 
     @staticmethod
-    def default_setup(decision: Decision) -> dict[str, Any]:
-        """A Stratego setup: the army in a random order over the setup squares."""
-        squares = list(decision.options["squares"])
-        random.shuffle(squares)
-        army = [name for name, n in decision.options["army"].items() for _ in range(n)]
-        return {"type": "setup", "placement": dict(zip(map(str, squares), army, strict=False))}
+    def default_setup(decision: Decision, rng: random.Random | None = None) -> dict[str, Any]:
+        """A random Stratego setup like the referee's fallback: the flag on the back row,
+        bombs next to it, the rest shuffled. Drawn from ``rng`` (pass a seeded
+        ``random.Random`` to repeat a setup), else from a fresh generator."""
+        from arena.games.stratego.setup import guarded_setup
+
+        options = decision.options
+        return guarded_setup(options["squares"], options["army"], rng or random.Random())
 
 
 class FatalError(RuntimeError):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
+import random
 import socket
 import sys
 import threading
@@ -30,9 +31,11 @@ from arena.engine.core import State
 from arena.engine.match import MatchRecord, play_match
 from arena.engine.replay import from_json, verify
 from arena.games.risk.variants.missions import BY_ID as MISSIONS
+from arena.games.stratego.setup import guarded_setup
 from arena.plugins import load_registry
 from arena.referee.codec import action_from_proto, action_to_proto, observation_to_proto
 from arena.v1 import arena_pb2 as pb
+from bots._stratego_common import random_setup
 
 
 def _load_wire() -> Any:
@@ -995,8 +998,10 @@ class StrategoBoard:
         self.rank: dict[int, str] = {}
         self.owner: dict[int, int] = {}
         self.revealed: set[int] = set()
+        self.placed: set[int] = set()  # the seats whose army stands
 
     def setup(self, seat: int, placement: dict[str, str]) -> None:
+        self.placed.add(seat)
         for square, name in placement.items():
             self.rank[int(square)] = name
             self.owner[int(square)] = seat
@@ -1168,11 +1173,15 @@ def stratego_request_problems(
     problems = []
     if len(obs.board) != 100:
         return [f"{where}: {len(obs.board)} squares"]
+    in_setup = len(board.placed) < 2  # the setups are simultaneous: nothing of the other's
     for square, cell in enumerate(obs.board):
         owner = board.owner.get(square)
+        if in_setup and owner is not None and owner != seat:
+            stats["setup requests' squares of the other army checked"] += 1
+            owner = None
         if owner is None:
             if cell.occupied:
-                problems.append(f"{where}: square {square} shown occupied, it is empty")
+                problems.append(f"{where}: square {square} shown occupied, it is empty (or hidden)")
             continue
         if not cell.occupied or cell.owner != owner:
             problems.append(f"{where}: square {square} shown as {cell}, seat {owner} is there")
@@ -1210,7 +1219,7 @@ def event_problems(events: list[dict[str, Any]], receiver: int | None, who: str)
             problems.append(f"{who}: everyone's missions before the end: {event}")
         if kind == "headquarters_picked" and set(event) - {"e", "p"}:
             problems.append(f"{who}: a headquarters pick shown: {event}")
-        if kind == "setup" and set(event) - {"e", "p", "pieces"}:
+        if kind == "setup" and (set(event) - {"e", "p", "pieces"} or event["p"] != receiver):
             problems.append(f"{who}: a Stratego setup shown: {event}")
     return problems
 
@@ -1356,6 +1365,7 @@ def test_hidden_information_audit_of_serialized_messages_to_bots_and_spectators(
     assert stats["missions requests"] > 100, stats
     assert stats["capital requests before the reveal, another pick made"] >= 3, stats
     assert stats["unrevealed enemy pieces checked"] > 10_000, stats
+    assert stats["setup requests' squares of the other army checked"] >= 4 * 8, stats
     assert stats["events checked"] > 1000, stats
 
 
@@ -1479,7 +1489,9 @@ def test_audit_checker_catches_leaky_messages():
     rec = _in_process("stratego", [], ["heuristic", "random"], seed=9)
     requests, events = honest_view(rec)
     assert audit(rec, requests, events) == []
-    seat, index, truth = _first_request(rec, lambda truth, seat: seat == 1 and truth.board.owner)
+    seat, index, truth = _first_request(
+        rec, lambda truth, seat: seat == 1 and len(truth.board.placed) == 2
+    )
     board = truth.board
     hidden = next(s for s, o in board.owner.items() if o != seat and s not in board.revealed)
     leaky = _tampered(
@@ -1490,7 +1502,137 @@ def test_audit_checker_catches_leaky_messages():
     )
     problems = audit(rec, leaky, events)
     assert any("unrevealed enemy" in p for p in problems), problems
+    # Stratego: seat 1, setting up, shown a square seat 0 occupies
+    seat, index, truth = _first_request(rec, lambda truth, seat: seat == 1)
+    placed = next(iter(truth.board.owner))
+    leaky = _tampered(
+        requests,
+        seat,
+        index,
+        lambda obs: setattr(obs.stratego.board[placed], "occupied", True),  # owner 0
+    )
+    problems = audit(rec, leaky, events)
+    assert any(f"square {placed} shown occupied" in p for p in problems), problems
     setup = {"e": "setup", "p": 0, "pieces": 40, "placement": {"0": "flag"}}
     leaky_events = dict(events)
     leaky_events[None] = [*events[None], setup]
     assert audit(rec, requests, leaky_events), "the audit missed a shown setup"
+
+
+# --- 9. Stratego setups: simultaneous, and the fallback -----------------------------------
+
+SETUP_RULE_SETS = [([], {}), ([], {"rescue": "on"}), (["isf"], {}), (["barrage"], {})]
+
+
+def _in_order(options: dict[str, Any]) -> dict[str, Any]:
+    army = [name for name, n in options["army"].items() for _ in range(n)]
+    squares = map(str, options["squares"][::-1])  # from the far corner: other squares in barrage
+    return {"type": "setup", "placement": dict(zip(squares, army, strict=False))}
+
+
+#: seat 0's setups, as different as can be: guarded, uniform, laid out in order
+FIRST_SETUPS = [
+    lambda options: guarded_setup(options["squares"], options["army"], random.Random(1)),
+    lambda options: random_setup(random.Random(2), options),
+    _in_order,
+]
+
+
+def test_second_seat_is_sent_the_same_setup_request_whatever_the_first_seat_placed(
+    referee_server, raw_bots, legal_player
+):
+    """The engine asks seat 0 to set up, then seat 1; the setups are simultaneous all the
+    same. For every rule set, matches of one seed in which seat 0 places different
+    armies send seat 1 a setup DecisionRequest of the same bytes (but the match id): no
+    square, count or event of seat 0's army. Nor do later events show another seat's
+    setup, to a seat or a spectator."""
+    ref = referee_server
+
+    class FirstSeat(legal_player):
+        """Plays legally, but sets up with the FIRST_SETUPS in turn."""
+
+        made = 0
+
+        def action(self, request: pb.DecisionRequest) -> dict[str, Any]:
+            if request.kind != "setup":
+                return super().action(request)
+            self.made += 1
+            return FIRST_SETUPS[(self.made - 1) % len(FIRST_SETUPS)](wire.decision_options(request))
+
+    policies = {"stratego": "random"}
+    first = raw_bots(ref.address, ref.register("setup-first").token, player=FirstSeat(policies))
+    second_token = ref.register("setup-second").token
+    second = raw_bots(ref.address, second_token, player=legal_player(policies))
+    ref.wait_connected("setup-first", "setup-second")
+    for number, (variants, options) in enumerate(SETUP_RULE_SETS):
+        sent: set[bytes] = set()
+        placed: set[str] = set()
+        for _ in FIRST_SETUPS:
+            match_id = ref.start_match(
+                "stratego",
+                ["setup-first", "setup-second"],
+                variants=variants,
+                options={"turn-limit": "30", **options},
+                seed=700 + number,
+                decision_ms=20_000,  # a slow machine: no timeouts
+            )
+            spectator = Spectator(ref.channel, match_id)
+            info = ref.wait_match(match_id)
+            spectator.join()
+            assert not info.result.forfeits, info.result
+            rec = assert_replay_verifies(info)
+            assert [step[0] for step in rec.steps[:2]] == [0, 1]
+            placed.add(json.dumps(rec.steps[0][1]["placement"], sort_keys=True))
+            requests, events = seen_by(second, match_id)
+            raw = requests[0]
+            request = pb.RefereeMessage.FromString(raw).decision
+            assert request.kind == "setup"
+            assert not any(square.occupied for square in request.observation.stratego.board)
+            assert list(request.events_json) == []
+            request.match_id = ""
+            sent.add(request.SerializeToString(deterministic=True))
+            for receiver, got in ((0, seen_by(first, match_id)[1]), (1, events)):
+                assert [e["p"] for e in got if e["e"] == "setup"] == [receiver]
+            assert spectator.events and all(e["e"] != "setup" for e in spectator.events)
+        assert len(placed) == len(FIRST_SETUPS), "seat 0's setups did not differ"
+        assert len(sent) == 1, f"{variants} {options}: seat 1's setup request followed seat 0's"
+
+
+def test_fallback_setup_is_random_from_the_match_seed_and_keeps_the_flag_back(
+    referee_server, raw_bots
+):
+    """A seat that never answers gets the referee's fallback setup: a legal one, the
+    state's own default for that seed (so the same seed gives the same setup, another
+    seed another), with the flag on the back row, for every rule set."""
+    ref = referee_server
+    mute = raw_bots(ref.address, ref.register("mute-at-setup").token)  # never answers
+    ref.wait_connected("mute-at-setup")
+    plan = []
+    for number, (variants, options) in enumerate(SETUP_RULE_SETS):
+        seat = number % 2
+        players = ["house:heuristic", "house:heuristic"]
+        players[seat] = "mute-at-setup"
+        for seed in (800 + number, 850 + number, 800 + number):
+            match_id = ref.start_match(
+                "stratego", players, variants=variants, options=options, seed=seed
+            )
+            plan.append((number, seat, seed, match_id))
+    fallbacks: dict[tuple[int, int], list[str]] = {}
+    for number, seat, seed, match_id in plan:
+        info = ref.wait_match(match_id)
+        # three timeouts forfeit it, unless the game ends first (a quick flag capture)
+        assert all(f.seat == seat and "timeout" in f.why for f in info.result.forfeits)
+        assert mute.of_kind("decision", match_id)[0].kind == "setup"
+        rec = assert_replay_verifies(info)
+        _, _, action, state = next(
+            step for step in replay_states(rec) if step[1] == seat and step[2]["type"] == "setup"
+        )
+        assert action == json.loads(json.dumps(state.default_action()))
+        flag = next(int(s) for s, name in action["placement"].items() if name == "flag")
+        assert flag // 10 == (0 if seat == 0 else 9), f"the flag on {flag}: not the back row"
+        placement = json.dumps(action["placement"], sort_keys=True)
+        fallbacks.setdefault((number, seed), []).append(placement)
+    for number in range(len(SETUP_RULE_SETS)):
+        same, other = fallbacks[(number, 800 + number)], fallbacks[(number, 850 + number)]
+        assert len(same) == 2 and same[0] == same[1], "one seed, two fallback setups"
+        assert other[0] != same[0], "two seeds, one fallback setup"

@@ -71,6 +71,14 @@ class StrategoGame(Game):
             rules.rescue = True
         return rules
 
+    def public_event(self, event: dict[str, Any], seat: int | None) -> dict[str, Any] | None:
+        """As the base rule, and a setup reaches its own seat only: seat 1 sets up after
+        seat 0, and the events seat 0's setup caused would travel with seat 1's setup
+        decision. The board at the start of play shows both armies' squares."""
+        if event["e"] == "setup" and event["p"] != seat:
+            return None
+        return super().public_event(event, seat)
+
     def render(self, state: StrategoState) -> str:  # type: ignore[override]
         """The whole board, both armies shown (upper case seat 0, lower case seat 1)."""
         lines = []

@@ -49,6 +49,7 @@ from arena.games.stratego.pieces import (
     SCOUT,
     strike,
 )
+from arena.games.stratego.setup import guarded_setup
 
 SETUP, PLAY, RESCUE, GAME_OVER = range(4)
 PHASE_NAMES = ("setup", "move", "rescue", "game_over")
@@ -94,7 +95,11 @@ class StrategoState(State):
     def __init__(self, rules: StrategoRules, seed: int) -> None:
         self.rules = rules
         self.num_players = 2
-        self.rng = random.Random(seed)  # Stratego has no chance; kept for the contract
+        self.rng = random.Random(seed)
+        #: per seat, the seed of its fallback setup (``default_action``), drawn once from
+        #: the match's secret generator: the fallback is random, the same on a replay, and
+        #: the same however often it is asked for (the rules themselves draw nothing)
+        self.fallback_seeds = (self.rng.getrandbits(64), self.rng.getrandbits(64))
         self.rank = [EMPTY] * SQUARES
         self.owner = [EMPTY] * SQUARES
         self.pid = [EMPTY] * SQUARES
@@ -176,8 +181,13 @@ class StrategoState(State):
     # --- observation ------------------------------------------------------------------
 
     def observation(self, player: int) -> dict[str, Any]:
-        """Own pieces with ranks; enemy pieces as positions plus public facts only."""
+        """Own pieces with ranks; enemy pieces as positions plus public facts only.
+
+        The setups are simultaneous: until both armies stand, a seat sees none of the
+        other's (seat 1 sets up after seat 0 in the engine, but is shown nothing of it).
+        """
         board: list[dict[str, Any] | None] = [None] * SQUARES
+        in_setup = self.phase == SETUP
         rank, owner, moved, far, revealed = (
             self.rank,
             self.owner,
@@ -187,7 +197,7 @@ class StrategoState(State):
         )
         for s in range(SQUARES):
             o = owner[s]
-            if o < 0:
+            if o < 0 or (in_setup and o != player):
                 continue
             known = o == player or revealed[s]
             board[s] = {
@@ -623,13 +633,12 @@ class StrategoState(State):
         return events
 
     def default_action(self) -> Action:
-        """The army in a fixed order over the setup squares; the first legal move; no
-        rescue."""
+        """A random guarded setup (the flag on the back row) from the match's secret
+        generator; the first legal move; no rescue."""
         if self.phase == SETUP:
             opts = self.legal_options()
-            army = [name for name, n in opts["army"].items() for _ in range(n)]
-            placement = {str(s): name for s, name in zip(opts["squares"], army, strict=False)}
-            return {"type": "setup", "placement": placement}
+            rng = random.Random(self.fallback_seeds[self.player])
+            return guarded_setup(opts["squares"], opts["army"], rng)
         if self.phase == PLAY:
             s, t = min(self.legal_moves(self.player))
             return {"type": "move", "from": s, "to": t}
