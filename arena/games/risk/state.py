@@ -1069,6 +1069,12 @@ class RiskState(State):
         raise IllegalAction("the game is over: no action is due")
 
     def _finish_turn_limit(self, events: list[Event]) -> None:
+        # a goal reached by the last action of the last turn (a fortify) wins: first
+        if self.hooks.check_victory is not None:
+            won = self.hooks.check_victory(self, self.turn_seat)
+            if won is not None:
+                self.finish(won, events)
+                return
         survivors = self.still_in()
         self.finish(
             Result(
