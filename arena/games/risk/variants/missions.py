@@ -21,6 +21,8 @@ from arena.engine.core import EndReason, OptionSpec, Result
 from arena.plugins import Variant
 
 NAME = "missions"
+#: 2: a mission wins at once on anyone's turn (1: only on its holder's own turn)
+RULES_VERSION = 2
 COLOURS = ("red", "blue", "green", "yellow", "black", "pink")
 
 
@@ -235,5 +237,6 @@ def arena_register_variants(register: Callable[[Variant], None]) -> None:
             Missions(),
             conflicts=("capital", "neutral"),
             options=MISSION_OPTIONS,
+            rules_version=RULES_VERSION,
         )
     )
