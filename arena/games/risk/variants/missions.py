@@ -185,12 +185,16 @@ class Missions:
         data = state.variant_data.get(NAME)
         if data is None:
             return None
-        seats = [player] if player >= 0 else []
         unchecked = data["unchecked"]
         if unchecked:
             n = state.num_players
+            seats = [player] if player >= 0 else []
             seats += sorted(set(unchecked) - {player}, key=lambda s: (s - player) % n)
             unchecked.clear()
+        elif player >= 0:
+            seats = [player]
+        else:
+            return None
         for seat in seats:
             if not state.alive[seat] or state.passive[seat]:
                 continue  # out, or removed by the referee: never a winner
