@@ -138,9 +138,12 @@ def risk_check_victory(state: RiskState, player: int) -> Result | None:
 
     Called after every applied action when a variant implements it (but not while a
     conquest awaits its move-in or a roll its defence dice); ``player`` is the seat whose
-    turn the action belonged to (-1 during setup), so that a goal reached through
-    another player's action does not count. The classic rule (world domination:
-    one player left) is checked after every elimination.
+    turn the action belonged to, the player acting (-1 during setup). A goal can be
+    reached through another player's action (secret missions: a "destroy" mission that
+    becomes "occupy 24"), so a variant checks every seat it needs to, and answers for
+    ``player`` when that decision completed its goal too. Called too when the turn limit
+    is reached, before it ends the game. The classic rule (world domination: one player
+    left) is checked after every elimination.
     """
 
 

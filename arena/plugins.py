@@ -31,6 +31,9 @@ class Variant:
     conflicts: tuple[str, ...] = ()
     #: options this variant adds to its game (``--option name=value``)
     options: tuple[OptionSpec, ...] = ()
+    #: raised by one whenever a rule changes so that a recorded game can go differently;
+    #: replays record it, and verifying one made under another version says so
+    rules_version: int = 1
 
 
 @dataclass(frozen=True)

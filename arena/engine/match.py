@@ -104,6 +104,13 @@ class BotError(RuntimeError):
     """An in-process bot returned an illegal action: a bug in the bot, reported as such."""
 
 
+def rules_versions(variants: Sequence[Any]) -> dict[str, int]:
+    """What a replay records of the rules of ``variants`` (Variant objects): the version
+    of each one whose rules changed since the first (replays made before rules had
+    versions carry none: version 1)."""
+    return {v.name: v.rules_version for v in variants if v.rules_version != 1}
+
+
 @dataclass
 class MatchRecord:
     """Everything needed to replay and check a match: configuration, steps, result."""
@@ -114,6 +121,9 @@ class MatchRecord:
     players: list[str]
     options: dict[str, str] = field(default_factory=dict)
     variants: list[str] = field(default_factory=list)
+    #: the rules version of each variant whose rules changed since version 1, by name
+    #: (see ``arena.plugins.Variant.rules_version``); None: this arena's versions
+    rules: dict[str, int] | None = None
     initial_events: list[Event] = field(default_factory=list)
     #: one entry per decision: [seat, action, events it caused]
     steps: list[list[Any]] = field(default_factory=list)
@@ -151,6 +161,7 @@ def play_match(
         players=list(names) if names is not None else [type(p).__name__ for p in players],
         options=dict(options or {}),
         variants=[v.name for v in variants],
+        rules=rules_versions(variants),
         initial_events=list(state.initial_events),
     )
     steps = rec.steps

@@ -2,18 +2,21 @@
 
 The format is described in ``docs/replay-format.md``. A file whose name ends in
 ``.gz`` is gzip-compressed. :func:`verify` re-simulates a replay from its seed and
-decisions and stops at the first event that differs.
+decisions and stops at the first event that differs; when the replay was made under
+another version of a variant's rules, the difference says so first.
 """
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from arena.engine.core import IllegalAction, Result
-from arena.engine.match import MatchRecord
+from arena.engine.match import MatchRecord, rules_versions
 
 FORMAT = "arena-replay"
 VERSION = 1
@@ -28,7 +31,7 @@ class ReplayMismatch(Exception):
 
 
 def to_json(rec: MatchRecord) -> dict[str, Any]:
-    return {
+    data: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
         "game": rec.game,
@@ -37,10 +40,38 @@ def to_json(rec: MatchRecord) -> dict[str, Any]:
         "players": rec.players,
         "options": rec.options,
         "variants": rec.variants,
-        "initial_events": rec.initial_events,
-        "steps": rec.steps,
-        "result": rec.result.to_json() if rec.result else None,
     }
+    rules = rec.rules if rec.rules is not None else _installed_rules(rec.game, rec.variants)
+    if rules:  # left out while every rule is at version 1, as before versions existed
+        data["rules"] = rules
+    data["initial_events"] = rec.initial_events
+    data["steps"] = rec.steps
+    data["result"] = rec.result.to_json() if rec.result else None
+    return data
+
+
+@functools.cache
+def _installed_variants() -> dict[tuple[str, str], Any]:
+    from arena.plugins import load_registry
+
+    return load_registry().variants
+
+
+def _installed_rules(game: str, names: Sequence[str]) -> dict[str, int]:
+    """The rules versions of this arena's variants ``names`` (a record made without them)."""
+    installed = _installed_variants()
+    return rules_versions([installed[(game, n)] for n in names if (game, n) in installed])
+
+
+def _rules(data: dict[str, Any]) -> dict[str, int]:
+    rules = data.get("rules", {})
+    if not isinstance(rules, dict) or not all(
+        isinstance(k, str) and type(v) is int for k, v in rules.items()
+    ):
+        raise ValueError(
+            f"replay field 'rules' must map variant names to rules versions, got {rules!r}"
+        )
+    return rules
 
 
 def from_json(data: dict[str, Any]) -> MatchRecord:
@@ -56,6 +87,7 @@ def from_json(data: dict[str, Any]) -> MatchRecord:
             players=data["players"],
             options=data.get("options", {}),
             variants=data.get("variants", []),
+            rules=_rules(data),
             initial_events=data.get("initial_events", []),
             steps=data["steps"],
             result=Result.from_json(data["result"]) if data.get("result") else None,
@@ -102,16 +134,45 @@ def _first_difference(expected: list[Any], got: list[Any]) -> str:
     return "no difference"
 
 
+def rules_changes(rec: MatchRecord, variants: Sequence[Any]) -> list[str]:
+    """How the rules ``rec`` was recorded under differ from those of ``variants``."""
+    recorded = rec.rules if rec.rules is not None else rules_versions(variants)
+    changes = []
+    for v in variants:
+        then = recorded.get(v.name, 1)
+        if then != v.rules_version:
+            changes.append(
+                f"the replay was recorded under version {then} of the {v.name} rules and "
+                f"this arena plays version {v.rules_version}"
+            )
+    return changes
+
+
 def verify(rec: MatchRecord, registry: Any = None) -> int:
     """Re-simulate ``rec``; returns the number of steps checked.
 
-    Raises :class:`ReplayMismatch` naming the first step and event that differ.
+    Raises :class:`ReplayMismatch` naming the first step and event that differ, after
+    the rules versions that differ from the replay's, if any.
     """
     from arena.plugins import load_registry
 
     registry = registry or load_registry()
     game = registry.game(rec.game)
     variants = registry.resolve_variants(rec.game, rec.variants)
+    try:
+        return _resimulate(rec, game, variants)
+    except ReplayMismatch as exc:
+        changes = rules_changes(rec, variants)
+        if not changes:
+            raise
+        raise ReplayMismatch(
+            exc.step,
+            f"the rules changed since this replay was made ({'; '.join(changes)}), so the "
+            f"game can go differently now: {exc}",
+        ) from None
+
+
+def _resimulate(rec: MatchRecord, game: Any, variants: Sequence[Any]) -> int:
     state = game.new_state(rec.num_players, rec.seed, rec.options, variants)
     initial = _normal(state.initial_events)
     if initial != rec.initial_events:

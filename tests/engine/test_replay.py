@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import gzip
 import json
 from collections import Counter
@@ -10,10 +11,13 @@ from typing import Any
 
 import pytest
 
+from arena import hookimpl
 from arena.cli import main
 from arena.engine import replay
+from arena.engine.core import EndReason, Result
 from arena.engine.match import MatchRecord, play_match
 from arena.engine.replay import ReplayMismatch
+from arena.games.risk.variants.missions import BY_ID, Missions, completed
 from arena.plugins import load_registry
 
 REGISTRY = load_registry()
@@ -267,6 +271,93 @@ def test_cli_replay_verify_of_a_non_replay_is_an_error(tmp_path, capsys):
     path.write_text(json.dumps({"format": "something else"}))
     assert main(["replay", "verify", str(path)]) == 2
     assert "not an arena replay" in capsys.readouterr().err
+
+
+# --- rules versions ---------------------------------------------------------------------------
+
+
+class MissionsVersion1(Missions):
+    """Secret missions as version 1 played them: a mission counted only when completed on
+    its holder's own turn (``player``), never through another player's action."""
+
+    @hookimpl
+    def risk_check_victory(self, state: Any, player: int) -> Result | None:
+        data = state.variant_data.get("missions")
+        if data is None or player < 0:
+            return None
+        mission = BY_ID[data["assigned"][player]]
+        if completed(state, player, mission, data["killed_by"]):
+            text = f"seat {player} completed the mission: {mission.text}"
+            return Result(EndReason.VICTORY, state.places([player]), text)
+        return None
+
+
+MISSIONS = REGISTRY.variant("risk", "missions")
+MISSIONS_V1 = dataclasses.replace(MISSIONS, plugin=MissionsVersion1(), rules_version=1)
+
+
+def play_missions(variant: Any, seed: int = 5125) -> MatchRecord:
+    names = ["defensive", "blitz", "aggressive", "random"]
+    players = [REGISTRY.bot("risk", n).factory(s, seed * 1000 + s) for s, n in enumerate(names)]
+    return play_match(GAME, players, seed, {}, [variant], names=names)
+
+
+def test_a_replay_records_the_rules_version_of_a_variant_whose_rules_changed(tmp_path):
+    assert MISSIONS.rules_version == 2
+    assert REGISTRY.variant("risk", "capital").rules_version == 2
+    rec = play_missions(MISSIONS)
+    path = tmp_path / "missions.json"
+    replay.save(rec, path)
+    data = json.loads(path.read_text())
+    assert data["rules"] == {"missions": 2}
+    assert replay.load(path).rules == {"missions": 2}
+    # rules at version 1 (classic Risk, no variant) are left out: the format as before
+    assert "rules" not in replay.to_json(play(("random",) * 3, {"turn-limit": "5"}, seed=1))
+    # a record made without versions (as a referee makes it) gets this arena's
+    bare = MatchRecord(game="risk", num_players=4, seed=1, players=["a"] * 4, variants=["missions"])
+    assert bare.rules is None and replay.to_json(bare)["rules"] == {"missions": 2}
+
+
+def test_an_old_missions_replay_says_the_rules_version_changed(tmp_path, capsys):
+    """A missions game recorded under version 1 went on past seat 2's completed mission;
+    verifying it now says that the rules changed, at the step where the games part."""
+    old = play_missions(MISSIONS_V1)
+    assert len(old.steps) == 864  # version 1: seat 2 won on its own turn, 27 steps later
+    path = tmp_path / "old.json"
+    replay.save(old, path)
+    assert "rules" not in json.loads(path.read_text())  # as version 1 replays were written
+    loaded = replay.load(path)
+    assert loaded.rules == {}
+    assert "rules" not in replay.to_json(loaded), "re-saving stamped the new version on it"
+    assert_mismatch(
+        loaded,
+        837,
+        "the rules changed since this replay was made",
+        "recorded under version 1 of the missions rules and this arena plays version 2",
+        "step 837 (seat 0, move_in)",
+    )
+    assert main(["replay", "verify", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "MISMATCH" in err and "version 1 of the missions rules" in err
+
+
+def test_an_old_replay_the_new_rules_do_not_change_still_verifies():
+    """Version 1 and 2 play this game alike: no difference, nothing to report."""
+    for seed in range(3):
+        old = reload(play_missions(MISSIONS_V1, seed))
+        old.rules = {}
+        new = play_missions(MISSIONS, seed)
+        if old.steps == reload(new).steps:
+            assert replay.verify(old) == len(old.steps)
+            return
+    raise AssertionError("every seed's game differs between the rules versions")
+
+
+def test_a_bad_rules_field_is_refused_clearly():
+    data = replay.to_json(play(("random",) * 3, {"turn-limit": "5"}, seed=1))
+    data["rules"] = {"missions": "two"}
+    with pytest.raises(ValueError, match="'rules' must map variant names to rules versions"):
+        replay.from_json(data)
 
 
 # --- size -------------------------------------------------------------------------------------

@@ -564,10 +564,12 @@ class RiskState(State):
         )
         self._reinforce_left = total
         self._reinforce_then = ATTACK
-        # headquarters-style untradable cards do not count towards the 5 that force a trade
-        self._forced_trade = len(self.tradable(seat)) >= 5
+        # every card counts towards the 5 that force a trade, untradable ones (headquarters)
+        # too; the trade itself is of tradable cards, and without such a set there is none
+        can_trade = cardlib.has_set(game_map, self.tradable(seat))
+        self._forced_trade = can_trade and len(self.hands[seat]) >= 5
         self._trade_down = False
-        self.phase = TRADE if cardlib.has_set(game_map, self.tradable(seat)) else REINFORCE
+        self.phase = TRADE if can_trade else REINFORCE
 
     def _do_trade(self, action: Action, events: list[Event]) -> None:
         p = self.player
@@ -1069,6 +1071,12 @@ class RiskState(State):
         raise IllegalAction("the game is over: no action is due")
 
     def _finish_turn_limit(self, events: list[Event]) -> None:
+        # a goal reached by the last action of the last turn (a fortify) wins: first
+        if self.hooks.check_victory is not None:
+            won = self.hooks.check_victory(self, self.turn_seat)
+            if won is not None:
+                self.finish(won, events)
+                return
         survivors = self.still_in()
         self.finish(
             Result(

@@ -287,20 +287,90 @@ def test_rule_a_forced_trade_never_takes_a_headquarters_card() -> None:
     assert state.decision().kind == "attack"
 
 
-def test_rule_a_headquarters_card_does_not_count_towards_a_forced_trade() -> None:
-    """Headquarters cards are not usable in sets, so forced trades do not count them.
-
-    Holding 5 cards forces a trade because 5 usable cards always hold a set. A hand of a
-    headquarters card and 4 others holds 4 usable cards: trading a set among them is a
-    choice, as it is for any player holding 4 cards."""
-    cavalry = [card("Peru"), card("Iceland"), card("Madagascar")]
-    hand = [card("Kamchatka"), *cavalry, card("Venezuela")]  # HQ + 4 tradable, one set
-    state, _ = position(3, HQ3, hands={0: hand})
+def test_capital_five_cards_with_headquarters_forces_trade() -> None:
+    """Holding 5 cards at the start of the turn forces a trade, headquarters cards
+    counted: two of them, and Peru, North Africa and Ural (cavalry, artillery, infantry:
+    a set) make 5, so the set must be traded; the headquarters cards stay."""
+    hq_cards = [card("Kamchatka"), card("Brazil")]
+    tradable = [card("Peru"), card("North-Africa"), card("Ural")]
+    state, _ = position(3, HQ3, hands={0: [*hq_cards, *tradable]})
     decision = state.decision()
     assert decision.kind == "trade"
-    assert not decision.options["must_trade"], "the headquarters card was counted"
-    state.apply(0, {"type": "no_trade"})
+    assert decision.options["must_trade"], "the headquarters cards were not counted"
+    assert decision.options["sets"] == [sorted(tradable)]
+    before = full_snapshot(state)
+    with pytest.raises(IllegalAction, match="must trade a set: you began the turn with 5"):
+        state.apply(0, {"type": "no_trade"})
+    assert full_snapshot(state) == before
+    state.apply(0, {"type": "trade", "cards": tradable})
+    assert sorted(state.hands[0]) == sorted(hq_cards)
     assert state.decision().kind == "reinforce"
+    # Four cards, one of them a headquarters card: the set is a choice.
+    state, _ = position(3, HQ3, hands={0: [card("Kamchatka"), *tradable]})
+    decision = state.decision()
+    assert decision.kind == "trade" and not decision.options["must_trade"]
+
+
+def eliminate_green_with(hand_0: list[int], hand_2: list[int]) -> tuple[RiskState, list[Event]]:
+    """Seat 0 takes Brazil, seat 2's only territory, from Venezuela, and with it seat
+    2's cards; returns the state after the move-in and that conquest's events."""
+    own = {"Venezuela": (0, 30)}
+    state, _ = position(3, HQ3, own=own, rest=(0, 1), hands={0: hand_0, 2: hand_2})
+    assert state.territory_count[2] == 1
+    reinforce(state, "Venezuela")
+    events = capture(state, "Venezuela", "Brazil")
+    assert state.alive == [True, True, False] and not state.terminal
+    return state, events
+
+
+def test_capital_trade_down_stops_when_no_tradable_set() -> None:
+    """An elimination brings 8 cards (all three headquarters cards among them): trading
+    down to 4 or fewer stops once no set of tradable cards is left, at 5 cards here;
+    with 6 cards and no tradable set at all, no trade is asked. Nothing gets stuck."""
+    hq_cards = [card(name) for name in HQ3]
+    cavalry = [card("Peru"), card("Iceland"), card("Madagascar")]
+    infantry = [card("Venezuela"), card("Argentina")]
+    state, events = eliminate_green_with([*hq_cards, cavalry[0]], [*cavalry[1:], *infantry])
+    assert of_kind(events, "eliminate")[0]["cards"] == 4
+    decision = state.decision()
+    assert decision.kind == "trade" and decision.options["must_trade"]
+    assert decision.options["sets"] == [sorted(cavalry)]
+    state.apply(0, {"type": "trade", "cards": cavalry})
+    assert sorted(state.hands[0]) == sorted([*hq_cards, *infantry])  # 5 cards, no set
+    decision = state.decision()
+    assert decision.kind == "reinforce", "the trade-down went on without a set"
+    state.apply(0, {"type": "reinforce", "armies": {"Brazil": decision.options["armies"]}})
+    assert state.decision().kind == "attack"
+    # 6 cards after the elimination, only 3 tradable, not a set: the attack goes on.
+    state, _ = eliminate_green_with(hq_cards, [cavalry[0], cavalry[1], infantry[0]])
+    assert len(state.hands[0]) == 6
+    assert state.decision().kind == "attack"
+    state.apply(0, {"type": "end_attack"})
+    state.apply(0, {"type": "end_turn"})
+    assert state.player == 1 and not state.terminal
+
+
+def test_regression_capital_five_cards_with_two_headquarters_cards_must_trade() -> None:
+    """Issue #18: ``arena play risk --players random,blitz,defensive --variant capital
+    --seed 12``, step 223: seat 2 held 5 cards, two of them headquarters cards, and a
+    set (Peru, North Africa, Ural); its ``no_trade`` was accepted. Now it must trade."""
+    names = ["random", "blitz", "defensive"]
+    seed = 12
+    bots = [REGISTRY.bot("risk", nm).factory(s, seed * 1000 + s) for s, nm in enumerate(names)]
+    rec = play_match(GAME, bots, seed, {}, CAPITAL, names=names)
+    assert verify(rec) == len(rec.steps)
+    state = new_game(3, seed)
+    for seat, action, _ in rec.steps[:223]:
+        state.apply(seat, action)
+    decision = state.decision()
+    assert (decision.kind, decision.player) == ("trade", 2)
+    hand = state.hands[2]
+    assert len(hand) == 5 and len([c for c in hand if c in state.untradable]) == 2
+    expected = sorted([card("Peru"), card("North-Africa"), card("Ural")])
+    assert decision.options["must_trade"] and decision.options["sets"] == [expected]
+    with pytest.raises(IllegalAction, match="must trade a set"):
+        state.apply(2, {"type": "no_trade"})
+    assert rec.steps[223][:2] == [2, {"type": "trade", "cards": expected}]
 
 
 # --- winning --------------------------------------------------------------------------------

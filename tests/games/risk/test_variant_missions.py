@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from arena.engine.core import EndReason, Event
-from arena.engine.match import play_match
+from arena.engine.match import MatchRecord, play_match
 from arena.engine.replay import verify
 from arena.games.risk.map import load_map
 from arena.games.risk.state import RiskState
@@ -114,7 +114,11 @@ def position(
     state.eliminated = [seat for seat in range(num_players) if not state.alive[seat]]
     state.hands = [[] for _ in range(num_players)]
     state._setup_left = [0] * num_players
-    state.variant_data["missions"] = {"assigned": list(missions), "killed_by": {}}
+    state.variant_data["missions"] = {
+        "assigned": list(missions),
+        "killed_by": {},
+        "unchecked": list(range(num_players)),
+    }
     events: list[Event] = []
     state._begin_turn(to_move, events)
     return state, events
@@ -401,7 +405,9 @@ def test_rule_occupy_18_with_2_is_not_24_territories_with_1() -> None:
     assert not state.terminal
 
 
-def test_rule_occupy_24_completes_on_the_24th_territory() -> None:
+def occupy_24_with_23_held() -> RiskState:
+    """Seat 0 must occupy 24 and holds 23; its 30 armies on Western Europe border
+    Southern Europe (seat 1's)."""
     names = (
         members("North America")
         + members("South America")
@@ -412,6 +418,11 @@ def test_rule_occupy_24_completes_on_the_24th_territory() -> None:
     own["Western-Europe"] = (0, 30)
     own["Southern-Europe"] = (1, 1)
     state, _ = position(["occupy-24", "destroy-green", "destroy-red"], own=own, rest=(1, 2))
+    return state
+
+
+def test_rule_occupy_24_completes_on_the_24th_territory() -> None:
+    state = occupy_24_with_23_held()
     assert state.territory_count[0] == 23
     reinforce(state, "Western-Europe")
     assert not state.terminal
@@ -422,15 +433,12 @@ def test_rule_occupy_24_completes_on_the_24th_territory() -> None:
     assert "Occupy 24 territories" in result.detail
 
 
-# --- only your own action completes your mission ---------------------------------------------
+# --- a mission wins at once, on anyone's turn ----------------------------------------------
 
 
-@pytest.mark.parametrize("defender_dice", ["automatic", "choose"])
-def test_rule_a_mission_completed_through_another_players_action_does_not_count(
-    defender_dice: str,
-) -> None:
-    """Seat 0 holds 24 and must destroy green; seat 1 destroys green. Seat 0's mission
-    becomes "occupy 24", already true, but it wins only by an action of its own turn."""
+def twenty_four_and_green_on_kamchatka() -> dict[str, tuple[int, int]]:
+    """Seat 0: 24 territories (North America, South America, Africa and 5 of Europe);
+    seat 2 (green): Kamchatka only, which seat 1's 30 armies on Yakutsk border."""
     names = (
         members("North America")
         + members("South America")
@@ -442,40 +450,178 @@ def test_rule_a_mission_completed_through_another_players_action_does_not_count(
     own["Kamchatka"] = (2, 1)
     own["Yakutsk"] = (1, 30)
     own["Ukraine"] = (1, 10)
+    return own
+
+
+@pytest.mark.parametrize("defender_dice", ["automatic", "choose"])
+def test_mission_completed_on_another_players_turn_wins_at_once(defender_dice: str) -> None:
+    """Seat 0 holds 24 and must destroy green; seat 1 destroys green. Seat 0's mission
+    becomes "occupy 24", which it holds: it wins then, on seat 1's turn, once seat 1's
+    conquest is complete (its move-in made)."""
     state, _ = position(
         ["destroy-green", "asia+africa", "destroy-red"],
-        own=own,
+        own=twenty_four_and_green_on_kamchatka(),
         rest=(1,),
         to_move=1,
         options={"defender-dice": defender_dice},
     )
     assert state.territory_count[0] == 24
     reinforce(state, "Yakutsk")
-    events = capture(state, "Yakutsk", "Kamchatka")
+    events: list[Event] = []
+    while state.owner[t("Kamchatka")] != 1:
+        events = state.apply(1, {"type": "attack", "from": "Yakutsk", "to": "Kamchatka"})
+        while state.decision().kind == "defend":
+            events = state.apply(2, {"type": "defend", "dice": 1})
     assert of_kind(events, "eliminate") and of_kind(events, "mission_changed")
     assert state.variant_data["missions"]["assigned"][0] == "occupy-24"
-    assert not state.terminal, "seat 0 won on seat 1's turn"
-    finish_move_in(state)
-    # Seat 1 attacks seat 0 once; with chosen dice seat 0 acts (defends) on seat 1's turn.
-    state.apply(1, {"type": "attack", "from": "Ukraine", "to": "Scandinavia", "dice": 1})
-    if defender_dice == "choose":
-        decision = state.decision()
-        assert (decision.kind, decision.player) == ("defend", 0)
-        state.apply(0, {"type": "defend", "dice": 2})
-    assert not state.terminal, "seat 0 won by its own action on seat 1's turn"
-    state.apply(1, {"type": "end_attack"})
-    events = state.apply(1, {"type": "end_turn"})
-    assert of_kind(events, "turn")[0]["p"] == 0
-    assert not state.terminal, "seat 0 won at the start of its turn, before acting"
-    # Seat 0's first action of its own turn: now the mission counts.
-    first = {"type": "no_trade"} if state.decision().kind == "trade" else None
-    if first is None:
-        first = {"type": "reinforce", "armies": {"Scandinavia": state.decision().options["armies"]}}
-    state.apply(0, first)
+    assert state.decision().kind == "move_in"
+    assert not state.terminal, "the game ended before the conquest's move-in"
+    events = finish_move_in(state)
     assert state.terminal
     result = state.result()
+    assert result is not None and result.reason == EndReason.VICTORY
+    assert result.winners == (0,)
+    assert result.places == (1, 2, 3)
+    assert "seat 0 completed the mission: Occupy 24 territories" in result.detail
+    assert [e["e"] for e in events] == ["move_in", "missions", "game_over"]
+
+
+def test_two_missions_complete_same_decision_actor_wins() -> None:
+    """Seat 1, whose turn it is, takes green's last territory, Kamchatka: that completes
+    its own "Asia and South America", and turns seat 0's "destroy green" into "occupy
+    24", which seat 0 holds. Both are complete in one decision: seat 1, acting, wins,
+    although seat 0 comes first in seat order."""
+    names = (
+        members("North America")
+        + members("Europe")
+        + members("Africa")
+        + ["Indonesia", "New-Guinea"]
+    )
+    own = {name: (0, 1) for name in names}
+    own["Kamchatka"] = (2, 1)
+    own["Yakutsk"] = (1, 30)
+    state, _ = position(
+        ["destroy-green", "asia+south-america", "destroy-red"], own=own, rest=(1,), to_move=1
+    )
+    assert state.territory_count == [24, 17, 1]
+    reinforce(state, "Yakutsk")
+    events = capture(state, "Yakutsk", "Kamchatka")
+    assert of_kind(events, "mission_changed")[0]["p"] == 0
+    assert state.territory_count[0] == 24, "seat 0's mission is complete too"
+    result = state.result()
+    assert result is not None and result.winners == (1,)
+    assert "seat 1 completed the mission: Conquer Asia and South America" in result.detail
+
+
+def test_conquest_awaiting_move_in_is_not_complete() -> None:
+    """The 24th territory is taken, but the armies have not moved in: the game goes on
+    until the move-in, which wins."""
+    state = occupy_24_with_23_held()
+    reinforce(state, "Western-Europe")
+    while state.owner[t("Southern-Europe")] != 0:
+        state.apply(0, {"type": "attack", "from": "Western-Europe", "to": "Southern-Europe"})
+    assert state.territory_count[0] == 24
+    decision = state.decision()
+    assert (decision.kind, decision.player) == ("move_in", 0)
+    assert not state.terminal, "the conquest won before its move-in"
+    events = state.apply(0, {"type": "move_in", "armies": decision.options["max"]})
+    assert state.terminal
+    assert [e["e"] for e in events] == ["move_in", "missions", "game_over"]
+    result = state.result()
     assert result is not None and result.winners == (0,)
-    assert "Occupy 24 territories" in result.detail
+
+
+def test_occupy_18_with_2_armies_completes_by_a_fortify() -> None:
+    """The fortify that puts a second army on the 18th territory wins at once."""
+    own, stack, weak = eighteen_by_two()
+    state, _ = position(["occupy-18x2", "destroy-green", "destroy-red"], own=own, rest=(1, 2))
+    reinforce(state, stack)
+    state.apply(0, {"type": "end_attack"})
+    assert not state.terminal
+    events = state.apply(0, {"type": "fortify", "from": stack, "to": weak, "armies": 1})
+    assert state.terminal
+    assert of_kind(events, "fortify") and of_kind(events, "game_over")
+    result = state.result()
+    assert result is not None and result.winners == (0,)
+
+
+def test_a_mission_completed_by_the_last_fortify_before_the_turn_limit_wins() -> None:
+    """The fortify that ends the last turn of the last round completes the mission: the
+    mission wins, not the turn limit."""
+    own, stack, weak = eighteen_by_two()
+    own = {name: (2, armies) for name, (_, armies) in own.items()}
+    missions = ["destroy-green", "destroy-red", "occupy-18x2"]
+    state, _ = position(missions, own=own, rest=(0, 1), to_move=2, options={"turn-limit": "1"})
+    reinforce(state, stack)
+    state.apply(2, {"type": "end_attack"})
+    quiet = state.clone()
+    state.apply(2, {"type": "fortify", "from": stack, "to": weak, "armies": 1})
+    result = state.result()
+    assert result is not None and result.reason == EndReason.VICTORY
+    assert result.winners == (2,)
+    quiet.apply(2, {"type": "end_turn"})  # the same turn without the fortify: the limit
+    result = quiet.result()
+    assert result is not None and result.reason == EndReason.TURN_LIMIT
+
+
+def test_a_seat_the_referee_removed_never_wins_by_mission() -> None:
+    """A forfeited seat stays on the board, passive: its mission becoming complete (here
+    "destroy green" turned "occupy 24" with 24 held) does not make it the winner."""
+    state, _ = position(
+        ["destroy-green", "asia+africa", "destroy-red", "destroy-blue"],
+        own=twenty_four_and_green_on_kamchatka(),
+        rest=(1, 3),
+        to_move=1,
+    )
+    state.forfeit(0)
+    reinforce(state, "Yakutsk")
+    capture(state, "Yakutsk", "Kamchatka")
+    assert state.variant_data["missions"]["assigned"][0] == "occupy-24"
+    assert state.territory_count[0] == 24
+    assert not state.terminal
+
+
+def replayed(names: str, seed: int, **options: str) -> MatchRecord:
+    """The steps of ``arena play risk --players NAMES --variant missions --seed SEED``."""
+    seats = names.split(",")
+    bots = [REGISTRY.bot("risk", nm).factory(s, seed * 1000 + s) for s, nm in enumerate(seats)]
+    rec = play_match(GAME, bots, seed, options, MISSIONS, names=seats)
+    assert verify(rec) == len(rec.steps)
+    return rec
+
+
+@pytest.mark.parametrize(
+    ("names", "seed", "options", "eliminated_at"),
+    [
+        # seat 0 eliminates blue; seat 2's "destroy blue" becomes "occupy 24", held already
+        ("defensive,blitz,aggressive,random", 5125, {}, 836),
+        # seat 3 (yellow) loses its last territory on its own defence roll; seat 2's
+        # "destroy yellow" becomes "occupy 24", held already
+        (
+            "random,blitz,defensive,aggressive",
+            5066,
+            {"mission-deck": "1998", "defender-dice": "choose"},
+            1112,
+        ),
+    ],
+)
+def test_regression_a_mission_completed_by_an_elimination_ends_the_game_at_its_move_in(
+    names: str, seed: int, options: dict[str, str], eliminated_at: int
+) -> None:
+    """Issue #18: these games went on until seat 2's own turn. Now they end with the
+    move-in of the conquest that eliminated the colour, seat 2 the winner."""
+    rec = replayed(names, seed, **options)
+    _, _, events = rec.steps[eliminated_at]
+    assert of_kind(events, "eliminate")
+    changed = of_kind(events, "mission_changed")
+    assert [(e["p"], e["mission"]) for e in changed] == [(2, "occupy-24")]
+    assert not of_kind(events, "game_over"), "the game ended before the move-in"
+    assert len(rec.steps) == eliminated_at + 2
+    seat, action, last = rec.steps[-1]
+    assert action["type"] == "move_in" and seat != 2
+    assert [e["e"] for e in last] == ["move_in", "missions", "game_over"]
+    assert rec.result is not None and rec.result.winners == (2,)
+    assert rec.result.detail == "seat 2 completed the mission: Occupy 24 territories"
 
 
 # --- secrecy and the replay ----------------------------------------------------------------

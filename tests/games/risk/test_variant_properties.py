@@ -27,7 +27,7 @@ from arena.engine.match import MatchRecord, play_match
 from arena.engine.replay import dumps, from_json, verify
 from arena.games.risk.map import load_map
 from arena.games.risk.variants.capital import needed
-from arena.games.risk.variants.missions import BY_ID, COLOURS
+from arena.games.risk.variants.missions import BY_ID, COLOURS, completed
 from arena.plugins import load_registry
 
 REGISTRY = load_registry()
@@ -208,6 +208,21 @@ def check_result(state: Any, players: int, last_round: int, limit: int) -> Resul
     return result
 
 
+def check_no_mission_complete_while_the_game_goes_on(state: Any) -> None:
+    """A complete mission ends the game at once, whoever's turn it is: between two
+    decisions (a conquest awaiting its move-in or a roll its defence is in between) no
+    seat still taking turns holds a complete mission."""
+    data = state.variant_data.get("missions")
+    if data is None or state.terminal or state.decision().kind in ("move_in", "defend"):
+        return
+    for seat in range(state.num_players):
+        if state.alive[seat] and not state.passive[seat]:
+            mission = BY_ID[data["assigned"][seat]]
+            assert not completed(state, seat, mission, data["killed_by"]), (
+                f"seat {seat}'s mission {mission.id} is complete and the game goes on"
+            )
+
+
 def play_checked(cfg: dict[str, Any]) -> tuple[Any, MatchRecord]:
     players, variants, options = setup(cfg)
     chosen = REGISTRY.resolve_variants("risk", variants)
@@ -245,6 +260,7 @@ def play_checked(cfg: dict[str, Any]) -> tuple[Any, MatchRecord]:
             check_board(state, {state.decision().options["to"]})
         else:
             check_board(state, set())
+        check_no_mission_complete_while_the_game_goes_on(state)
         newly_dead = [p for p in range(players) if before[2][p] and not state.alive[p]]
         for q in range(players):
             if q != turn_seat and q not in newly_dead:
@@ -549,6 +565,7 @@ def test_goal_aware_bots_attack_their_goal(bot: str, goal: str, variant: str) ->
         data: dict[str, Any] = {
             "assigned": [f"destroy-{colour}", "occupy-24", "occupy-18x2"],
             "killed_by": {},
+            "unchecked": [0, 1, 2],
         }
     else:
         far = {1: "Argentina", 2: "Madagascar"}  # headquarters out of reach

@@ -19,6 +19,8 @@ from arena.games.risk.state import CustomDecision
 from arena.plugins import Variant
 
 NAME = "capital"
+#: 2: headquarters cards count towards the 5 cards that force a trade (1: they did not)
+RULES_VERSION = 2
 SHORT_NEEDED = {4: 2, 5: 3, 6: 3}
 
 
@@ -130,5 +132,6 @@ def arena_register_variants(register: Callable[[Variant], None]) -> None:
             Capital(),
             conflicts=("missions", "neutral"),
             options=CAPITAL_OPTIONS,
+            rules_version=RULES_VERSION,
         )
     )

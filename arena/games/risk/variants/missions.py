@@ -5,7 +5,9 @@ the 1998 US edition (without the two "Europe and ... and a third continent" card
 Seat ``i`` plays colour ``COLOURS[i]``; "destroy <colour>" cards for colours not in
 play are removed. A "destroy" mission whose colour is the holder's own, or whose colour
 someone else destroys first, becomes "occupy 24 territories" (the holder is told
-privately). A mission counts only when completed on its holder's own turn.
+privately). A mission wins at once, on anyone's turn: it is checked after every applied
+action (once a conquest's move-in is made), for every player still taking turns. When
+one decision completes two missions, the player whose turn it is wins.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from arena.engine.core import EndReason, OptionSpec, Result
 from arena.plugins import Variant
 
 NAME = "missions"
+#: 2: a mission wins at once on anyone's turn (1: only on its holder's own turn)
+RULES_VERSION = 2
 COLOURS = ("red", "blue", "green", "yellow", "black", "pink")
 
 
@@ -125,7 +129,12 @@ class Missions:
         deck = deck_for(state.options["mission-deck"], state.num_players)
         state.rng.shuffle(deck)
         assigned = [m.id for m in deck[: state.num_players]]
-        data = state.variant_data[NAME] = {"assigned": assigned, "killed_by": {}}
+        data = state.variant_data[NAME] = {
+            "assigned": assigned,
+            "killed_by": {},
+            # seats to check at the next check besides the player acting (see below)
+            "unchecked": list(range(state.num_players)),
+        }
         events.append({"e": "missions_dealt", "count": len(assigned)})
         for seat, mission_id in enumerate(assigned):
             mission = BY_ID[mission_id]
@@ -136,6 +145,7 @@ class Missions:
     @staticmethod
     def _fall_back(data: dict[str, Any], seat: int, why: str, events: list[dict[str, Any]]) -> None:
         data["assigned"][seat] = OCCUPY_24.id
+        data["unchecked"].append(seat)  # it may be complete already, on anyone's turn
         # private: only the holder is told (the replay shows it after the game)
         events.append(
             {
@@ -162,16 +172,39 @@ class Missions:
 
     @hookimpl
     def risk_check_victory(self, state: Any, player: int) -> Result | None:
+        """A seat whose mission is complete, the player acting first: it wins a tie.
+
+        Besides the player acting only the seats in ``unchecked`` can have completed
+        theirs: another player's action only takes territories and armies away from a
+        seat, and a "destroy" mission is completed by the destroyer, who is acting. A
+        seat's mission becomes complete through someone else's action only by changing
+        into "occupy 24", and a changed seat is put in ``unchecked`` (as every seat is
+        when the missions are dealt). So every seat is checked whenever its mission may
+        have become complete, at the cost of one check per action.
+        """
         data = state.variant_data.get(NAME)
-        if data is None or player < 0:
+        if data is None:
             return None
-        mission = BY_ID[data["assigned"][player]]
-        if completed(state, player, mission, data["killed_by"]):
-            return Result(
-                EndReason.VICTORY,
-                state.places([player]),
-                f"seat {player} completed the mission: {mission.text}",
-            )
+        unchecked = data["unchecked"]
+        if unchecked:
+            n = state.num_players
+            seats = [player] if player >= 0 else []
+            seats += sorted(set(unchecked) - {player}, key=lambda s: (s - player) % n)
+            unchecked.clear()
+        elif player >= 0:
+            seats = [player]
+        else:
+            return None
+        for seat in seats:
+            if not state.alive[seat] or state.passive[seat]:
+                continue  # out, or removed by the referee: never a winner
+            mission = BY_ID[data["assigned"][seat]]
+            if completed(state, seat, mission, data["killed_by"]):
+                return Result(
+                    EndReason.VICTORY,
+                    state.places([seat]),
+                    f"seat {seat} completed the mission: {mission.text}",
+                )
         return None
 
     @hookimpl
@@ -208,5 +241,6 @@ def arena_register_variants(register: Callable[[Variant], None]) -> None:
             Missions(),
             conflicts=("capital", "neutral"),
             options=MISSION_OPTIONS,
+            rules_version=RULES_VERSION,
         )
     )
