@@ -318,6 +318,15 @@ def test_a_replay_records_the_rules_version_of_a_variant_whose_rules_changed(tmp
     assert bare.rules is None and replay.to_json(bare)["rules"] == {"missions": 2}
 
 
+@pytest.mark.parametrize("rule_set", ["isf", "barrage"])
+def test_a_stratego_replay_records_the_more_squares_rules_version(rule_set):
+    """ISF and barrage follow chases of several pieces since version 2."""
+    bare = MatchRecord(
+        game="stratego", num_players=2, seed=1, players=["a", "b"], variants=[rule_set]
+    )
+    assert replay.to_json(bare)["rules"] == {rule_set: 2}
+
+
 def test_an_old_missions_replay_says_the_rules_version_changed(tmp_path, capsys):
     """A missions game recorded under version 1 went on past seat 2's completed mission;
     verifying it now says that the rules changed, at the step where the games part."""

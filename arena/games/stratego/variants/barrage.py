@@ -11,6 +11,10 @@ from arena.games.stratego.state import StrategoRules
 from arena.games.stratego.variants.isf import apply_isf
 from arena.plugins import Variant
 
+#: 2: the more-squares rule follows chases of several pieces (1: only the piece that
+#: fled last)
+RULES_VERSION = 2
+
 
 class BarrageRules:
     @hookimpl
@@ -31,5 +35,6 @@ def arena_register_variants(register: Callable[[Variant], None]) -> None:
             "general, miner, 2 scouts, spy, bomb), ISF rules",
             BarrageRules(),
             conflicts=("isf",),
+            rules_version=RULES_VERSION,
         )
     )

@@ -9,6 +9,10 @@ from arena import hookimpl
 from arena.games.stratego.state import StrategoRules
 from arena.plugins import Variant
 
+#: 2: the more-squares rule follows chases of several pieces (1: only the piece that
+#: fled last)
+RULES_VERSION = 2
+
 
 def apply_isf(rules: StrategoRules) -> None:
     rules.name = "isf"
@@ -31,5 +35,6 @@ def arena_register_variants(register: Callable[[Variant], None]) -> None:
             "isf",
             "ISF tournament rules: Scouts move and strike, two-squares and more-squares rules",
             IsfRules(),
+            rules_version=RULES_VERSION,
         )
     )
