@@ -19,6 +19,8 @@ from arena.plugins import load_registry
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
+from .conftest import wait_until
+
 ROOT = Path(__file__).resolve().parents[2]
 NODE_BOT = ROOT / "bots" / "node" / "bot.js"
 
@@ -112,6 +114,12 @@ def test_node_bot_plays_a_whole_game_against_python_bot_processes(
         ]
         children.append(_start(command, work / f"{name}.log"))
         players.append(name)
+
+    def connected() -> bool:  # node starts slowly on a busy machine: seat no one absent
+        bots = stub.ListBots(pb.ListBotsRequest(), timeout=10).bots
+        return {b.name for b in bots if b.connected} >= set(players)
+
+    wait_until(connected, 60, f"{', '.join(players)} to connect")
     request = pb.RunMatchRequest(
         game=game, variants=variants, options=options, players=players, seed=3, wait=True
     )
