@@ -240,11 +240,14 @@ def cmd_referee(args: argparse.Namespace) -> int:
     import asyncio
     import logging
 
-    from arena.referee.server import RefereeConfig, serve
+    from arena.referee.server import RefereeConfig, check_port_free, serve
     from arena.store import Store
 
+    check_port_free(args.host, args.port)  # before the store (and its log) is opened
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     config = RefereeConfig(
+        idle_timeout_s=args.idle_timeout,
+        max_queued_bytes=args.max_queued_bytes,
         decision_ms=args.decision_ms,
         time_bank_ms=args.time_bank_ms,
         grace_s=args.grace,
@@ -883,6 +886,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--grace", type=float, default=10.0, help="seconds a disconnected bot has to come back"
     )
     ref.add_argument("--max-strikes", type=int, default=5)
+    ref.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=10.0,
+        help="seconds a connection may carry no stream, or a stream no Hello (default 10)",
+    )
+    ref.add_argument(
+        "--max-queued-bytes",
+        type=int,
+        default=8 << 20,
+        help="bytes that may wait for a bot that does not read before its stream ends "
+        "(default 8 MiB)",
+    )
     ref.add_argument(
         "--shutdown-grace",
         type=float,

@@ -17,6 +17,9 @@ MAX_BATCH = 64
 BATCH_BYTES = 512 << 10
 _BATCH_FIELD = pb.RefereeMessage.DESCRIPTOR.fields_by_name["batch"].number
 _ITEMS_FIELD = pb.RefereeBatch.DESCRIPTOR.fields_by_name["messages"].number
+#: what a queued message costs beyond its bytes (the bytes object, its queue slot): a
+#: flood of tiny messages must count for the memory it takes
+MESSAGE_OVERHEAD = 64
 
 
 def _varint(value: int) -> bytes:
@@ -34,13 +37,13 @@ def _embedded(number: int, data: bytes) -> bytes:
 
 
 def as_bytes(message: pb.RefereeMessage | bytes) -> bytes:
-    """The response serializer of BotService.Connect: a batch is written as the bytes the
-    writer built, every other message is serialized as usual."""
+    """The response serializer of BotService.Connect: what the connection queued is
+    written as the bytes it was serialized to, a message object is serialized as usual."""
     return message if type(message) is bytes else message.SerializeToString()
 
 
 class ConnectionLost(Exception):
-    """The bot's stream ended while a decision was pending."""
+    """The bot's stream ended while a decision was pending (``str(exc)``: why)."""
 
 
 class BotConnection:
@@ -54,6 +57,7 @@ class BotConnection:
         max_messages_per_s: int,
         context: Any = None,
         batches: bool = False,
+        max_queued_bytes: int = 8 << 20,
     ) -> None:
         self.bot_id = bot_id
         self.bot_name = bot_name
@@ -61,7 +65,12 @@ class BotConnection:
         #: the bot reads RefereeBatch: what queues up while a write is in flight goes out
         #: as one message
         self.batches = batches
-        self.outbox: asyncio.Queue[pb.RefereeMessage | None] = asyncio.Queue()
+        #: serialized messages (or message objects) waiting for the writer; None ends it
+        self.outbox: asyncio.Queue[bytes | pb.RefereeMessage | None] = asyncio.Queue()
+        #: what the outbox holds, in bytes (MESSAGE_OVERHEAD each): at most
+        #: ``max_queued_bytes``, or the bot is not reading and the connection is closed
+        self.queued_bytes = 0
+        self.max_queued_bytes = max_queued_bytes
         self.pending: dict[tuple[str, int], asyncio.Future[pb.ActionReply]] = {}
         self.closed = asyncio.Event()
         self.close_reason = ""
@@ -76,9 +85,26 @@ class BotConnection:
         self.send_nowait(message)
 
     def send_nowait(self, message: pb.RefereeMessage) -> None:
-        """``send`` without a coroutine (the hot path of a decision)."""
-        if not self.closed.is_set():
-            self.outbox.put_nowait(message)
+        """``send`` without a coroutine (the hot path of a decision). The message is
+        serialized here, once: its size is what it costs while it waits. A bot whose
+        messages pile up past ``max_queued_bytes`` does not read: its connection closes
+        and what was queued for it is dropped, so it costs the referee no more."""
+        if self.closed.is_set():
+            return
+        data = message.SerializeToString()
+        self.queued_bytes += len(data) + MESSAGE_OVERHEAD
+        if self.queued_bytes > self.max_queued_bytes:
+            limit = self.max_queued_bytes
+            self.close(f"not reading: over {limit} bytes queued for the bot", drop=True)
+            return
+        self.outbox.put_nowait(data)
+
+    def _taken(self, data: bytes | pb.RefereeMessage) -> bytes:
+        """A message taken from the outbox, as bytes (no longer counted as queued)."""
+        if type(data) is not bytes:
+            data = data.SerializeToString()
+        self.queued_bytes = max(0, self.queued_bytes - len(data) - MESSAGE_OVERHEAD)
+        return data
 
     async def write_loop(self) -> None:
         """Write queued messages in order until the connection closes.
@@ -96,21 +122,21 @@ class BotConnection:
                     # a lone decision, whose latency matters most, never waits)
                     await asyncio.sleep(0)
                 if self.batches and not outbox.empty():
-                    message, stop = self._batch(message)
-                    await self.context.write(message)
+                    data, stop = self._batch(message)
+                    await self.context.write(data)
                     if stop:
                         return
                 else:
-                    await self.context.write(message)
+                    await self.context.write(self._taken(message))
         except Exception as exc:  # the stream is gone
             self.close(f"write failed: {type(exc).__name__}")
 
-    def _batch(self, first: pb.RefereeMessage) -> tuple[bytes, bool]:
+    def _batch(self, first: bytes | pb.RefereeMessage) -> tuple[bytes, bool]:
         """``first`` and what is queued after it (up to MAX_BATCH messages or about
         BATCH_BYTES), as a serialized RefereeBatch message; True if the queue's end (None)
         was reached. Each message is serialized once, straight into the batch's bytes (a
         RefereeBatch built of message objects would copy each, then serialize it)."""
-        items = [_embedded(_ITEMS_FIELD, first.SerializeToString())]
+        items = [_embedded(_ITEMS_FIELD, self._taken(first))]
         size = len(items[0])
         outbox = self.outbox
         stop = False
@@ -119,7 +145,7 @@ class BotConnection:
             if message is None:
                 stop = True
                 break
-            items.append(_embedded(_ITEMS_FIELD, message.SerializeToString()))
+            items.append(_embedded(_ITEMS_FIELD, self._taken(message)))
             size += len(items[-1])
         return _embedded(_BATCH_FIELD, b"".join(items)), stop
 
@@ -155,7 +181,10 @@ class BotConnection:
         future.set_result(reply)
         return True
 
-    def close(self, reason: str) -> None:
+    def close(self, reason: str, drop: bool = False) -> None:
+        """End the connection: its pending decisions fail, its writer stops after what is
+        queued (a MatchEnded, say), or at once with ``drop`` (a flood, a bot that does
+        not read: what is queued would go nowhere)."""
         if self.closed.is_set():
             return
         self.close_reason = reason
@@ -164,6 +193,10 @@ class BotConnection:
             if not future.done():
                 future.set_exception(ConnectionLost(reason))
         self.pending.clear()
+        if drop:
+            while not self.outbox.empty():
+                self.outbox.get_nowait()
+            self.queued_bytes = 0
         self.outbox.put_nowait(None)  # wakes the writer, which stops
 
     def __repr__(self) -> str:

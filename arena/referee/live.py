@@ -3,9 +3,10 @@
 Each decision of a connected bot is a DecisionRequest with a request id, a per-decision
 deadline and the seat's remaining time bank. An illegal action is answered with the
 reason and asked again (up to ``max_attempts``), then replaced by the state's safe
-default and counted as a strike; a timeout is a strike too. ``max_strikes`` strikes, or
-a disconnection that outlasts the grace period, forfeit the match: the seat ranks below
-everyone still in and the others play on with its pieces passive.
+default and counted as a strike; a timeout is a strike too. ``max_strikes`` strikes, a
+disconnection that outlasts the grace period, or a revocation (with no grace) forfeit
+the match: the seat ranks below everyone still in and the others play on with its
+pieces passive.
 """
 
 from __future__ import annotations
@@ -36,7 +37,12 @@ log = logging.getLogger("arena.referee")
 
 
 class Gone(Exception):
-    """A connected bot did not come back within the grace period."""
+    """A connected bot did not come back within the grace period, or was revoked
+    (``why``: the forfeit's reason)."""
+
+    def __init__(self, why: str = "disconnected") -> None:
+        super().__init__(why)
+        self.why = why
 
 
 @dataclass
@@ -146,8 +152,8 @@ class LiveMatch:
             except TimeoutError:
                 self._strike(seat_index, "timeout")
                 break
-            except Gone:
-                self._forfeit(seat_index, "disconnected")
+            except Gone as exc:
+                self._forfeit(seat_index, exc.why)
                 break
             except CodecError as exc:
                 await self._reject(seat_index, decision, str(exc), "")
@@ -178,7 +184,7 @@ class LiveMatch:
             if connection is None:
                 connection = await self.referee.wait_for_bot(seat.bot_id, config.grace_s)
                 if connection is None:
-                    raise Gone()
+                    raise Gone("revoked" if seat.bot_id in self.referee.revoked else "disconnected")
             message, events = self.decision_message(
                 seat_index, decision, observation, options, attempt
             )

@@ -3,8 +3,9 @@
 ``arena referee --port 50051 --db arena.db`` runs one. The gRPC health service and
 server reflection are on. Bad input ends the offending stream with a clear status and
 never the referee: a wrong token (UNAUTHENTICATED), a revoked bot (PERMISSION_DENIED),
-a flood of messages or an oversized one (RESOURCE_EXHAUSTED), a malformed first message
-(INVALID_ARGUMENT).
+a flood of messages, an oversized one or a bot that does not read (RESOURCE_EXHAUSTED), a
+malformed message (INVALID_ARGUMENT), a newer connection of the same bot (ABORTED).
+Connections that never speak are closed after the idle timeout (``server_options``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import asyncio
 import gc
 import hmac
 import logging
+import socket
 import threading
 import uuid
 from collections.abc import AsyncIterator
@@ -32,6 +34,9 @@ from arena.v1 import arena_pb2_grpc as pb_grpc
 
 log = logging.getLogger("arena.referee")
 HOUSE_PREFIX = "house:"
+#: why a connection was closed, in the status that ends its stream
+REPLACED = "replaced by a new connection of the same bot"
+REVOKED = "revoked"
 
 
 class AlreadyFinished(Exception):
@@ -45,9 +50,13 @@ class RefereeConfig:
     max_attempts: int = 3  # illegal actions per decision before the default is played
     max_strikes: int = 5  # strikes before a forfeit
     grace_s: float = 10.0  # how long a disconnected bot may take to come back
-    hello_timeout_s: float = 10.0
+    #: a connection with no stream, a stream with no Hello, a TCP connection that never
+    #: starts HTTP/2: closed after this long
+    idle_timeout_s: float = 10.0
     max_message_bytes: int = 1 << 20
     max_messages_per_s: int = 200  # unsolicited ones (pings, stale replies): a flood
+    #: what may wait for a bot's writer (it does not read beyond that): 8 MiB
+    max_queued_bytes: int = 8 << 20
     open_registration: bool = True
     registration_key: str = ""
     organiser_key: str = ""
@@ -63,6 +72,8 @@ class Referee:
         self.config = config
         self.registry = registry or load_registry()
         self.connections: dict[str, BotConnection] = {}
+        #: bots revoked while this referee runs: their seats forfeit without a grace
+        self.revoked: set[str] = set()
         self.matches: dict[str, LiveMatch] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._arrivals = asyncio.Condition()
@@ -84,12 +95,22 @@ class Referee:
         old = self.connections.get(connection.bot_id)
         self.connections[connection.bot_id] = connection
         if old is not None and old is not connection:
-            old.close("replaced by a newer connection of the same bot")
+            old.close(REPLACED)
         await connection.send(welcome)
         async with self._arrivals:
             self._arrivals.notify_all()
         for match in list(self.matches.values()):
             await match.reconnected(connection.bot_id)
+
+    async def revoke(self, bot_id: str) -> None:
+        """End a revoked bot's stream, and wake its matches waiting for it to come back:
+        its seats forfeit ("revoked") at once, with no grace period."""
+        self.revoked.add(bot_id)
+        connection = self.connections.get(bot_id)
+        if connection is not None:
+            self.detach(connection, REVOKED)
+        async with self._arrivals:
+            self._arrivals.notify_all()
 
     def detach(self, connection: BotConnection, reason: str) -> None:
         connection.close(reason)
@@ -97,14 +118,15 @@ class Referee:
             del self.connections[connection.bot_id]
 
     async def wait_for_bot(self, bot_id: str | None, timeout_s: float) -> BotConnection | None:
-        """The bot's live connection, waiting up to ``timeout_s`` for it to (re)connect."""
+        """The bot's live connection, waiting up to ``timeout_s`` for it to (re)connect
+        (a revoked bot never does: None at once)."""
         connection = self.connection(bot_id)
         if connection is not None:  # the common case: connected, no waiting
             return connection
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         async with self._arrivals:
-            while True:
+            while bot_id not in self.revoked:
                 connection = self.connection(bot_id)
                 if connection is not None:
                     return connection
@@ -115,6 +137,7 @@ class Referee:
                     await asyncio.wait_for(self._arrivals.wait(), timeout=left)
                 except TimeoutError:
                     return None
+            return None
 
     # --- matches ----------------------------------------------------------------------
 
@@ -304,6 +327,23 @@ def _bearer(context: grpc.aio.ServicerContext) -> str:
     return ""
 
 
+#: what a BotBatch may not hold, as an error names it
+_NOT_IN_A_BATCH = {"batch": "a batch", "hello": "a Hello", None: "an empty BotMessage"}
+
+
+def ending_status(bot_name: str, reason: str) -> tuple[grpc.StatusCode | None, str]:
+    """The status that ends a bot's stream closed for ``reason`` (None: a plain end)."""
+    if reason.startswith(("flood", "not reading")):
+        return grpc.StatusCode.RESOURCE_EXHAUSTED, reason
+    if reason == REVOKED:
+        return grpc.StatusCode.PERMISSION_DENIED, f"bot {bot_name} was revoked by the organiser"
+    if reason.startswith("malformed"):
+        return grpc.StatusCode.INVALID_ARGUMENT, reason
+    if reason == REPLACED:
+        return grpc.StatusCode.ABORTED, reason
+    return None, ""
+
+
 class BotService(pb_grpc.BotServiceServicer):
     def __init__(self, referee: Referee) -> None:
         self.referee = referee
@@ -316,7 +356,7 @@ class BotService(pb_grpc.BotServiceServicer):
         referee = self.referee
         config = referee.config
         try:
-            first = await asyncio.wait_for(anext(request_iterator), config.hello_timeout_s)
+            first = await asyncio.wait_for(anext(request_iterator), config.idle_timeout_s)
         except (TimeoutError, StopAsyncIteration):
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, "send Hello with your token first"
@@ -339,7 +379,12 @@ class BotService(pb_grpc.BotServiceServicer):
         if bot.revoked:
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"bot {bot.name} is revoked")
         connection = BotConnection(
-            bot.id, bot.name, config.max_messages_per_s, context, batches=first.hello.batches
+            bot.id,
+            bot.name,
+            config.max_messages_per_s,
+            context,
+            batches=first.hello.batches,
+            max_queued_bytes=config.max_queued_bytes,
         )
         welcome = pb.RefereeMessage(
             welcome=pb.Welcome(
@@ -351,31 +396,39 @@ class BotService(pb_grpc.BotServiceServicer):
                 max_batch=MAX_BATCH,
             )
         )
+        # the headers go out now, alone: a status sent later while a write is still in
+        # flight must not need them (gRPC refuses two operations of one kind at once)
+        await context.send_initial_metadata(())
         await referee.attach(connection, welcome)
         log.info("bot %s@%d connected (%s)", bot.name, bot.version, first.hello.client)
+        await self._serve(request_iterator, context, connection)
+
+    async def _serve(
+        self,
+        request_iterator: AsyncIterator[pb.BotMessage],
+        context: grpc.aio.ServicerContext,
+        connection: BotConnection,
+    ) -> None:
+        """Read and write the stream until either side ends it, then end it with the
+        status that says why. The status is set, not sent by abort(): a write may still
+        be in flight to a bot that does not read, and gRPC sends the status after it."""
         reader = asyncio.create_task(self._read(request_iterator, connection))
         writer = asyncio.create_task(connection.write_loop())
         closed = asyncio.create_task(connection.closed.wait())
         try:
             await asyncio.wait({reader, closed}, return_when=asyncio.FIRST_COMPLETED)
             connection.close(connection.close_reason or "the bot closed its stream")
-            # let the writer flush what was queued before the close (MatchEnded, say)
+            # let the writer flush what was queued before the close (MatchEnded, say);
+            # a flood's or a bot's that does not read was dropped: nothing more goes out
             await asyncio.wait({writer}, timeout=2.0)
         finally:
-            reader.cancel()
-            writer.cancel()
-            closed.cancel()
-            referee.detach(connection, connection.close_reason or "stream ended")
-        # an ending the bot must be able to tell apart from a normal close
-        reason = connection.close_reason
-        if reason.startswith("flood"):
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, reason)
-        if reason == "revoked":
-            await context.abort(
-                grpc.StatusCode.PERMISSION_DENIED, f"bot {bot.name} was revoked by the organiser"
-            )
-        if reason.startswith("malformed"):
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, reason)
+            for task in (reader, writer, closed):
+                task.cancel()
+            self.referee.detach(connection, connection.close_reason or "stream ended")
+        code, details = ending_status(connection.bot_name, connection.close_reason)
+        if code is not None:
+            context.set_code(code)
+            context.set_details(details)
 
     async def _read(
         self, request_iterator: AsyncIterator[pb.BotMessage], connection: BotConnection
@@ -390,9 +443,10 @@ class BotService(pb_grpc.BotServiceServicer):
                             f"(1 to {MAX_BATCH})"
                         )
                         return
-                    wrong = {item.WhichOneof("kind") for item in items} & {"batch", "hello"}
+                    kinds = {item.WhichOneof("kind") for item in items}
+                    wrong = [what for kind, what in _NOT_IN_A_BATCH.items() if kind in kinds]
                     if wrong:  # refused whole: none of its messages is acted on
-                        connection.close(f"malformed message: a batch holds a {min(wrong)}")
+                        connection.close(f"malformed message: a batch holds {wrong[0]}")
                         return
                     for item in items:
                         if not self._handle(item, connection):
@@ -408,11 +462,18 @@ class BotService(pb_grpc.BotServiceServicer):
     @staticmethod
     def _handle(message: pb.BotMessage, connection: BotConnection) -> bool:
         """One message from the bot (alone or in a batch); False once it ends the
-        connection (a flood)."""
+        connection (a flood, a malformed message)."""
         kind = message.WhichOneof("kind")
         solicited = kind == "action" and connection.expected(message.action)
         if not solicited and connection.over_rate():
-            connection.close(f"flood: more than {connection._max_rate} messages/s")
+            connection.close(f"flood: more than {connection._max_rate} messages/s", drop=True)
+            return False
+        if kind is None or kind == "hello":
+            connection.close(
+                "malformed message: an empty BotMessage (set one of its fields)"
+                if kind is None
+                else "malformed message: a second Hello on a connected stream"
+            )
             return False
         if kind == "action":
             connection.deliver(message.action)
@@ -500,9 +561,7 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         await self._organiser(context)
         if not self.referee.store.revoke_bot(request.bot_id):
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no bot {request.bot_id}")
-        connection = self.referee.connections.get(request.bot_id)
-        if connection is not None:
-            self.referee.detach(connection, "revoked")
+        await self.referee.revoke(request.bot_id)
         return pb.RevokeBotResponse()
 
     async def RunMatch(
@@ -769,17 +828,54 @@ def _add_bot_service(servicer: BotService, server: grpc.aio.Server) -> None:
     server.add_registered_method_handlers(name, handlers)
 
 
+def server_options(config: RefereeConfig) -> list[tuple[str, int]]:
+    """gRPC's own limits, per connection.
+
+    One referee per port: port sharing (SO_REUSEPORT, on by default) would let a second
+    referee start on a used port and take half of the bots. A connection that never
+    finishes its HTTP/2 handshake, or carries no stream, is closed after the idle
+    timeout (a stream without Hello is ended by the handler within the same time). The
+    referee pings each connection every 30 s and drops one whose peer does not answer
+    within 10 s (a bot gone without a word: a crash, a partition), streams or not."""
+    idle_ms = int(config.idle_timeout_s * 1000)
+    return [
+        ("grpc.so_reuseport", 0),
+        ("grpc.max_receive_message_length", config.max_message_bytes),
+        ("grpc.max_send_message_length", 16 << 20),
+        ("grpc.server_handshake_timeout_ms", idle_ms),
+        ("grpc.max_connection_idle_ms", idle_ms),
+        ("grpc.keepalive_time_ms", 30_000),
+        ("grpc.keepalive_timeout_ms", 10_000),
+        ("grpc.http2.max_pings_without_data", 0),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_ping_interval_without_data_ms", 5000),
+    ]
+
+
+def check_port_free(host: str, port: int) -> None:
+    """OSError naming the port if something listens on it already (another referee):
+    said before anything else is opened, in one line."""
+    if port == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host.strip("[]") or None, port, type=socket.SOCK_STREAM)
+    except OSError:
+        return  # a host that does not resolve: gRPC says so itself
+    for family, kind, proto, _, address in infos:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC binds
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                raise OSError(
+                    f"port {port} on {host} is in use ({exc.strerror}): "
+                    "is another referee running there?"
+                ) from None
+
+
 async def start_server(referee: Referee, address: str) -> tuple[grpc.aio.Server, int]:
     """Start serving on ``address`` (``host:port``; port 0 picks a free one)."""
-    config = referee.config
-    server = grpc.aio.server(
-        options=[
-            ("grpc.max_receive_message_length", config.max_message_bytes),
-            ("grpc.max_send_message_length", 16 << 20),
-            ("grpc.keepalive_permit_without_calls", 1),
-            ("grpc.http2.min_ping_interval_without_data_ms", 5000),
-        ]
-    )
+    server = grpc.aio.server(options=server_options(referee.config))
     _add_bot_service(BotService(referee), server)
     pb_grpc.add_ArenaServiceServicer_to_server(ArenaService(referee), server)
     health_servicer = health.aio.HealthServicer()
@@ -791,7 +887,10 @@ async def start_server(referee: Referee, address: str) -> tuple[grpc.aio.Server,
         reflection.SERVICE_NAME,
     )
     reflection.enable_server_reflection(names, server)
-    port = server.add_insecure_port(address)
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError:  # gRPC could not bind: in use, or not an address of this host
+        raise OSError(f"cannot listen on {address}: the port is in use or not ours") from None
     await server.start()
     host = address.rsplit(":", 1)[0]
     referee.address = f"{'127.0.0.1' if host in ('0.0.0.0', '[::]', '') else host}:{port}"

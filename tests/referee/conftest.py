@@ -183,6 +183,7 @@ class RefereeServer:
         registration_key: str = "",
         shutdown_grace: float = 10.0,
         db: str = "",
+        extra: tuple[str, ...] = (),
     ) -> None:
         self.workdir = workdir
         #: the referee's database: an SQLite file in ``workdir`` unless a URL is given
@@ -216,6 +217,7 @@ class RefereeServer:
             "--shutdown-grace",
             str(shutdown_grace),
         ]
+        args += extra  # more `arena referee` flags
         if organiser_key:
             args += ["--organiser-key", organiser_key]
         if registration_key:

@@ -19,6 +19,8 @@ from arena.plugins import load_registry
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
+from .conftest import wait_until
+
 ROOT = Path(__file__).resolve().parents[2]
 NODE_BOT = ROOT / "bots" / "node" / "bot.js"
 
@@ -67,6 +69,17 @@ def referee(tmp_path_factory):
     channel.close()
 
 
+def _wait_connected(stub, names: list[str]) -> None:
+    """Node starts slowly on a busy machine: seat no bot before it is connected (the
+    referee's grace of 2 s is for bots that drop out, not for slow starters)."""
+
+    def connected() -> bool:
+        bots = stub.ListBots(pb.ListBotsRequest(), timeout=10).bots
+        return {b.name for b in bots if b.connected} >= set(names)
+
+    wait_until(connected, 60, f"{', '.join(names)} to connect")
+
+
 def _register(stub, name: str) -> str:
     return stub.RegisterBot(pb.RegisterBotRequest(name=name), timeout=10).token
 
@@ -112,6 +125,7 @@ def test_node_bot_plays_a_whole_game_against_python_bot_processes(
         ]
         children.append(_start(command, work / f"{name}.log"))
         players.append(name)
+    _wait_connected(stub, players)
     request = pb.RunMatchRequest(
         game=game, variants=variants, options=options, players=players, seed=3, wait=True
     )
@@ -145,6 +159,7 @@ def test_node_bot_reads_batches_in_concurrent_matches(referee):
         command += [address, "--token", _register(stub, name), "--matches", "4"]
         children.append(_start(command, work / f"{name}.log"))
         others.append(name)
+    _wait_connected(stub, ["node-batches", *others])
     request = dict(game="risk", players=["node-batches", *others], options={"turn-limit": "40"})
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         infos = list(

@@ -643,7 +643,9 @@ def test_new_connection_of_the_same_bot_replaces_the_old_one(referee_server, raw
     old.wait_kind("welcome")
     new = raw_bots(ref.address, token)
     new.wait_kind("welcome")
-    old.wait_done(10)  # the old stream ends...
+    # the old stream ends, with a status that says why...
+    assert old.wait_done(10) == grpc.StatusCode.ABORTED, old.details
+    assert old.details == "replaced by a new connection of the same bot"
     _sync(new, 1)  # ...the new one is served
     assert not new.done.is_set() and ref.bots()["twin-bot"].connected
 
