@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
+import zlib
 from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import replace
@@ -21,6 +23,8 @@ import pytest
 from arena.engine.replay import ReplayMismatch, from_json, verify
 from arena.engine.seeds import house_bot_seed
 from arena.plugins import load_registry
+from arena.sdk import MatchContext
+from arena.sdk.house import house_factory
 from arena.store import Store
 from arena.tournament.runner import jobs
 from arena.v1 import arena_pb2 as pb
@@ -181,25 +185,47 @@ def test_a_match_given_no_seed_cannot_be_rebuilt_from_seed_0(referee_server):
         verify(replace(rec, seed=0))
 
 
-def test_a_house_bots_setup_is_not_what_public_facts_give(referee_server):
-    ref = referee_server
-    info = ref.run_match(
-        "stratego", ["house:heuristic", "house:random"], options={"turn-limit": "4"}
-    )
-    rec = from_json(json.loads(info.replay_json))
-    seat, setup, _ = rec.steps[0]
+def _first_setup(ref: Any, players: list[str]) -> tuple[pb.MatchInfo, dict[str, str]]:
+    """A short Stratego match of ``players`` with no seed given: seat 0's setup."""
+    request = ref.match_request("stratego", players, options={"turn-limit": "4"})
+    request.match_id = f"seeds-{uuid.uuid4().hex}"
+    info = ref.arena.RunMatch(request, timeout=MATCH_TIMEOUT).match
+    seat, setup, _ = from_json(json.loads(info.replay_json)).steps[0]
     assert seat == 0 and setup["type"] == "setup"
-    game, spec = REGISTRY.game("stratego"), REGISTRY.bot("stratego", "heuristic")
-    state = game.new_state(2, 0, {}, [])
+    return info, setup["placement"]
+
+
+def _setup_of(player: Any) -> dict[str, str]:
+    """The placement ``player`` chooses for seat 0 of a new Stratego game."""
+    state = REGISTRY.game("stratego").new_state(2, 0, {}, [])
     decision = state.decision()
     assert (decision.player, decision.kind) == (0, "setup")
+    return player.decide(state.observation(0), decision)["placement"]
+
+
+def test_a_house_bots_setup_is_not_what_public_facts_give(referee_server):
+    info, setup = _first_setup(referee_server, ["house:heuristic", "house:random"])
+    spec = REGISTRY.bot("stratego", "heuristic")
     # what the seat's bot would be seeded with from what its opponent knows
-    public = {0, 0 * 1000 + 0, house_bot_seed(0, 0)}
-    guesses = [spec.factory(0, s).decide(state.observation(0), decision) for s in public]
-    assert all(guess["placement"] != setup["placement"] for guess in guesses)
+    for public in {0, 0 * 1000 + 0, house_bot_seed(0, 0)}:
+        assert _setup_of(spec.factory(0, public)) != setup
     # and its own secret seed does give that setup
-    own = spec.factory(0, house_bot_seed(rec.seed, 0)).decide(state.observation(0), decision)
-    assert own["placement"] == setup["placement"]
+    assert _setup_of(spec.factory(0, house_bot_seed(info.seed, 0))) == setup
+
+
+def test_a_house_bot_process_seeds_from_its_own_secret_or_from_seed(referee_server, spawn):
+    ref = referee_server
+    spawn.bot(ref, "heuristic", "seeded-process", "--seed", "77")
+    spawn.bot(ref, "heuristic", "secret-process")
+    ref.wait_connected("seeded-process", "secret-process")
+    info, setup = _first_setup(ref, ["seeded-process", "house:random"])
+    context = MatchContext(info.match_id, "stratego", 0, list(info.players))
+    assert setup == _setup_of(house_factory("heuristic", 77)(context))  # --seed: repeatable
+    info, setup = _first_setup(ref, ["secret-process", "house:random"])
+    context = replace(context, match_id=info.match_id)
+    public = zlib.crc32(f"{info.match_id}/0".encode())  # what it was seeded with before
+    assert _setup_of(REGISTRY.bot("stratego", "heuristic").factory(0, public)) != setup
+    assert _setup_of(house_factory("heuristic", 0)(context)) != setup
 
 
 # --- revealed once the match (a tournament's: the tournament) has ended -------------------
