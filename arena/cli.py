@@ -13,6 +13,12 @@ from typing import Any
 
 from arena.engine.core import IllegalAction
 from arena.engine.match import BotError, MatchRecord, play_match
+from arena.engine.seeds import HOUSE_SEED_HELP, fresh_seed, house_bot_seed, seed_argument
+
+TOURNAMENT_SEED_HELP = (
+    "the tournament seed, from which every match seed derives (default: a fresh secret one "
+    "from the operating system)"
+)
 
 
 def _parse_options(pairs: Sequence[str]) -> dict[str, str | None]:
@@ -87,7 +93,7 @@ REMOTE = "remote:"
 
 
 def _play_with_remote_bots(
-    args: argparse.Namespace, names: list[str], options: dict[str, str | None]
+    args: argparse.Namespace, names: list[str], options: dict[str, str | None], seed: int
 ) -> MatchRecord:
     """Start a referee here, wait for the remote bots to connect, play, and stop."""
     import asyncio
@@ -120,7 +126,7 @@ def _play_with_remote_bots(
                         game=args.game,
                         variants=args.variant,
                         players=players,
-                        seed=args.seed,
+                        seed=seed,
                         options={k: "on" if v is None else v for k, v in options.items()},
                     )
                 )
@@ -149,12 +155,16 @@ def cmd_play(args: argparse.Namespace) -> int:
     variants = registry.resolve_variants(args.game, args.variant)
     options = _parse_options(args.option)
     registry.check_options(args.game, options, variants)
+    # printed with the result: --seed plays the same game again
+    seed = fresh_seed() if args.seed is None else args.seed
     if any(name.startswith(REMOTE) for name in names):
-        rec = _play_with_remote_bots(args, names, options)
+        rec = _play_with_remote_bots(args, names, options, seed)
     else:
         specs = [registry.bot(args.game, name) for name in names]
-        players = [spec.factory(seat, args.seed * 1000 + seat) for seat, spec in enumerate(specs)]
-        rec = play_match(game, players, args.seed, options, variants, names=names)
+        players = [
+            spec.factory(seat, house_bot_seed(seed, seat)) for seat, spec in enumerate(specs)
+        ]
+        rec = play_match(game, players, seed, options, variants, names=names)
     print(_summary(rec))
     if args.board:
         picture = game.render(rec.final_state)
@@ -379,7 +389,7 @@ def cmd_bot_run(args: argparse.Namespace) -> int:
     token, from_file = _bot_token(args)
     try:
         run_bot(
-            house_factory(args.name),
+            house_factory(args.name, args.seed),
             args.referee.split(","),
             token,
             max_matches=args.max_matches,
@@ -422,6 +432,8 @@ def cmd_match_run(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.referee}: {exc.details()}") from None
     info = reply.match
     print(f"match {info.match_id}: {info.status}, {info.result.reason}: {info.result.detail}")
+    if info.HasField("seed"):  # the organiser's, once the match has ended
+        print(f"  seed {info.seed}")
     for seat, name in enumerate(info.players):
         print(f"  seat {seat}: {name} place {info.result.places[seat]}")
     for forfeit in info.result.forfeits:
@@ -523,6 +535,10 @@ def cmd_tournament_create(args: argparse.Namespace) -> int:
     options = {k: ("on" if v is None else v) for k, v in _parse_options(args.option).items()}
     bots = [b.strip() for b in (args.bots or "").split(",") if b.strip()]
     if args.every:
+        if args.seed is not None:
+            raise ValueError(
+                f"--seed {args.seed} with --every: every run draws its own secret seed"
+            )
         every = parse_duration(args.every)
         registry = load_registry()
         game = registry.game(args.game)
@@ -824,7 +840,13 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument(
         "--players", required=True, help="comma-separated bot names in seat (turn) order"
     )
-    play.add_argument("--seed", type=int, default=0, help="the match seed (default 0)")
+    play.add_argument(
+        "--seed",
+        type=seed_argument,
+        default=None,
+        help="the match seed (default: a fresh secret one from the operating system, "
+        "printed with the result, so that --seed plays the same game again)",
+    )
     play.add_argument("--board", action="store_true", help="print the final position")
     play.add_argument(
         "--port",
@@ -947,6 +969,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--key", help="the registration key, with --register-as")
     run.add_argument("--max-matches", type=int, default=16)
     run.add_argument("--matches", type=int, default=None, help="stop after this many")
+    run.add_argument("--seed", type=seed_argument, default=None, help=HOUSE_SEED_HELP)
     run.set_defaults(func=cmd_bot_run)
 
     match = sub.add_parser("match", help="matches on a referee")
@@ -957,7 +980,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--players", required=True, help="registered bot names or house:NAME, in seat order"
     )
     mrun.add_argument("--referee", default="127.0.0.1:50051")
-    mrun.add_argument("--seed", type=int, default=0)
+    mrun.add_argument(
+        "--seed",
+        type=seed_argument,
+        default=None,
+        help="the match seed (default: the referee draws a secret one)",
+    )
     mrun.add_argument("--variant", action="append", default=[])
     mrun.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
     mrun.add_argument("--decision-ms", type=int, default=0)
@@ -1006,7 +1034,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     trun.add_argument("--seats", type=int, default=2, help="players a match (default 2)")
     trun.add_argument("--games-per-pairing", type=int, default=1)
-    trun.add_argument("--seed", type=int, default=0)
+    trun.add_argument("--seed", type=seed_argument, default=None, help=TOURNAMENT_SEED_HELP)
     trun.add_argument("--challenger", help="play a gauntlet: this bot against the others")
     trun.add_argument("--name")
     trun.add_argument("--decision-ms", type=int, default=0, help="0: the referee's default")
@@ -1032,7 +1060,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tcreate.add_argument("--seats", type=int, default=2)
     tcreate.add_argument("--games-per-pairing", type=int, default=1)
-    tcreate.add_argument("--seed", type=int, default=0)
+    tcreate.add_argument("--seed", type=seed_argument, default=None, help=TOURNAMENT_SEED_HELP)
     tcreate.add_argument("--name")
     tcreate.add_argument("--decision-ms", type=int, default=0)
     tcreate.add_argument("--time-bank-ms", type=int, default=0)

@@ -18,7 +18,7 @@ from bots._risk_common import frontier, spread, variant_decision
 
 
 class BlitzRiskBot:
-    def __init__(self, seat: int = 0, seed: int = 0) -> None:
+    def __init__(self, seat: int = 0, seed: int | None = None) -> None:
         self.rng = random.Random(seed)
 
     def decide(self, obs: dict[str, Any], decision: Decision) -> dict[str, Any]:

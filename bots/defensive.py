@@ -46,7 +46,7 @@ def threat(game_map: RiskMap, owner: list[int], armies: list[int], t: int) -> in
 
 
 class DefensiveRiskBot:
-    def __init__(self, seat: int = 0, seed: int = 0) -> None:
+    def __init__(self, seat: int = 0, seed: int | None = None) -> None:
         self.rng = random.Random(seed)
 
     def decide(self, obs: dict[str, Any], decision: Decision) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from bots._stratego_common import random_setup
 
 
 class RandomRiskBot:
-    def __init__(self, seat: int = 0, seed: int = 0) -> None:
+    def __init__(self, seat: int = 0, seed: int | None = None) -> None:
         self.rng = random.Random(seed)
 
     def decide(self, obs: dict[str, Any], decision: Decision) -> dict[str, Any]:
@@ -71,7 +71,7 @@ class RandomRiskBot:
 class RandomStrategoBot:
     """A random legal setup, then a uniformly random legal move (or rescue) each turn."""
 
-    def __init__(self, seat: int = 0, seed: int = 0) -> None:
+    def __init__(self, seat: int = 0, seed: int | None = None) -> None:
         self.rng = random.Random(seed)
 
     def decide(self, obs: dict[str, Any], decision: Decision) -> dict[str, Any]:

@@ -48,7 +48,7 @@ def guarded_setup(rng: random.Random, options: dict[str, Any], seat: int) -> dic
 
 
 class HeuristicStrategoBot:
-    def __init__(self, seat: int = 0, seed: int = 0) -> None:
+    def __init__(self, seat: int = 0, seed: int | None = None) -> None:
         self.rng = random.Random(seed)
 
     def decide(self, obs: dict[str, Any], decision: Decision) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -57,6 +58,29 @@ def test_the_same_seed_plays_the_same_game(capsys):
     assert capsys.readouterr().out == first
 
 
+def test_without_a_seed_play_draws_a_secret_one_and_prints_it(capsys):
+    args = ["play", "stratego", "--players", "heuristic,random", "--option", "turn-limit=40"]
+    outs = []
+    for _ in range(3):
+        assert main(args) == 0
+        outs.append(capsys.readouterr().out)
+    seeds = [int(re.search(r"stratego: 2 players, seed (\d+)\n", out).group(1)) for out in outs]
+    assert len(set(seeds)) == 3 and all(seed >= 2**32 for seed in seeds), seeds
+    assert main([*args, "--seed", str(seeds[0])]) == 0  # the printed seed: the same game
+    assert capsys.readouterr().out == outs[0]
+
+
+def test_a_seed_that_no_store_holds_is_refused(capsys):
+    for seed in ("x", str(2**63)):
+        with pytest.raises(SystemExit) as exit:
+            main(["play", "risk", "--players", "random,random,random", "--seed", seed])
+        assert exit.value.code == 2
+        assert (
+            f"seed must be an integer from {-(2**63)} to {2**63 - 1}, got '{seed}'"
+            in capsys.readouterr().err
+        )
+
+
 def test_odds_prints_the_battle_probability_and_the_one_roll_table(capsys):
     assert main(["odds", "3", "2"]) == 0
     out = capsys.readouterr().out
@@ -95,6 +119,13 @@ def test_odds_prints_the_battle_probability_and_the_one_roll_table(capsys):
             "unknown map 'nowhere'",
         ),
         (["odds", "3", "0"], "defenders >= 1"),
+        (
+            [
+                *("tournament", "create", "--game", "risk", "--bots", "random", "--every", "1h"),
+                *("--seed", "3", "--db", "sqlite://"),
+            ],
+            "--seed 3 with --every: every run draws its own secret seed",
+        ),
         (["replay", "verify", "/nonexistent/replay.json"], "No such file"),
     ],
 )

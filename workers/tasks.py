@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import random
-import secrets
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 from celery.signals import worker_process_init
 from sqlalchemy.exc import OperationalError
 
+from arena.engine.seeds import fresh_seed
 from arena.store import Outcome, Store, variant_key
 from arena.tournament.distributed import outcome_from_dict, outcome_to_dict
 from arena.tournament.executor import MatchJob, RefereeClient, play_local
@@ -262,9 +262,10 @@ def fire_due_tournaments() -> list[str]:
                     games_per_pairing=recurring.games_per_pairing,
                     variants=recurring.variants,
                     options=dict(recurring.options),
-                    # a fresh secret seed each run: a predictable one would tell bots
-                    # the dice and the shuffles of every match (the schedule derives them)
-                    seed=secrets.randbelow(2**31),
+                    # a fresh secret seed each run, 63 bits (31 could be searched): a
+                    # predictable one would tell bots the dice and the shuffles of every
+                    # match (the schedule derives them)
+                    seed=fresh_seed(),
                     name=f"{recurring.name} #{run}",
                     decision_ms=recurring.decision_ms,
                     time_bank_ms=recurring.time_bank_ms,

@@ -378,6 +378,7 @@ class LiveMatch:
             replay = self.replay_text()
             if replay is not None:
                 info.replay_json = replay
+                info.seed = self.seed  # the replay holds it anyway: never while running
         return info
 
     def replay_text(self) -> str | None:

@@ -25,6 +25,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from arena.engine.seeds import fresh_seed, house_bot_seed
 from arena.plugins import Registry, load_registry
 from arena.referee.connection import MAX_BATCH, BotConnection, as_bytes
 from arena.referee.live import LiveMatch, Seat
@@ -154,6 +155,8 @@ class Referee:
         match_id = request.match_id or uuid.uuid4().hex
         if match_id in self.matches:
             return self.matches[match_id]  # idempotent by match id
+        # no seed given: a secret one (0 would let any bot replay the match offline)
+        seed = request.seed if request.HasField("seed") else fresh_seed()
         seats = []
         bot_ids = []
         for index, name in enumerate(request.players):
@@ -161,7 +164,7 @@ class Referee:
                 spec = registry.bot(request.game, name[len(HOUSE_PREFIX) :])
                 row = self.store.house_bot(spec.name)
                 seats.append(
-                    Seat(label=row.label, house=spec.factory(index, request.seed * 1000 + index))
+                    Seat(label=row.label, house=spec.factory(index, house_bot_seed(seed, index)))
                 )
             else:
                 row = self.store.find_bot(name) if "@" in name else self.store.latest_bot(name)
@@ -179,7 +182,7 @@ class Referee:
             bot_ids,
             [v.name for v in variants],
             options,
-            request.seed,
+            seed,
             referee=self.address,
         ):
             raise AlreadyFinished(match_id)
@@ -190,7 +193,7 @@ class Referee:
             variants=variants,
             options=options,
             seats=seats,
-            seed=request.seed,
+            seed=seed,
             decision_ms=request.decision_ms or self.config.decision_ms,
             time_bank_ms=request.time_bank_ms or self.config.time_bank_ms,
         )
@@ -599,8 +602,9 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             if row is None:
                 await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id}")
             info = stored_info(self.referee.store, row)
-        if info.replay_json and not self._replay_visible(request.match_id, context):
-            info.replay_json = ""
+        hides = info.replay_json or info.HasField("seed")
+        if hides and not self._replay_visible(request.match_id, context):
+            _hide_replay(info)
         return info
 
     # --- tournaments and leaderboards ------------------------------------------------
@@ -615,8 +619,9 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         self, row: Any, context: grpc.aio.ServicerContext, standings: bool = False
     ) -> pb.TournamentInfo:
         info = tournament_info(self.referee.store, row, standings)
-        if not self._is_organiser(context):
-            info.seed = 0  # the seeds of its matches derive from it: organiser only
+        if row.status != "finished" and not self._is_organiser(context):
+            # the seeds of its matches derive from it: organiser only until the end
+            info.ClearField("seed")
         return info
 
     async def CreateTournament(
@@ -634,7 +639,8 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             games_per_pairing=request.games_per_pairing or 1,
             variants=list(request.variants),
             options=dict(request.options),
-            seed=request.seed,
+            # not given: create_tournament draws a secret one
+            seed=request.seed if request.HasField("seed") else None,
             format="gauntlet" if request.challenger else "round-robin",
             challenger=request.challenger or None,
             name=request.name,
@@ -726,19 +732,27 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             # ended and gone from memory: the whole record, as after any ending
             info = stored_info(self.referee.store, row)
             if not self._replay_visible(request.match_id, context):
-                info.replay_json = ""
+                _hide_replay(info)
             yield pb.SpectatorMessage(finished=info)
             return
         if match.status != "running":
             info = match.info()
             if not self._replay_visible(request.match_id, context):
-                info.replay_json = ""
+                _hide_replay(info)
             yield pb.SpectatorMessage(finished=info)
             return
         queue: asyncio.Queue[Any] = asyncio.Queue()
         match.spectators.append(queue)
         try:
             while (message := await queue.get()) is not None:
+                if message.HasField("finished") and not self._replay_visible(
+                    request.match_id, context
+                ):
+                    # the end as every spectator gets it, less the replay and the seed
+                    info = pb.MatchInfo()
+                    info.CopyFrom(message.finished)
+                    _hide_replay(info)
+                    message = pb.SpectatorMessage(finished=info)
                 yield message
         finally:
             match.spectators.remove(queue)
@@ -792,14 +806,23 @@ def leaderboard_message(
     )
 
 
+def _hide_replay(info: pb.MatchInfo) -> None:
+    """Take out what tells a match's secrets: its replay and its seed."""
+    info.replay_json = ""
+    info.ClearField("seed")
+
+
 def stored_info(store: Store, row: MatchRow) -> pb.MatchInfo:
-    """A match as the store holds it (finished, aborted, or not started yet)."""
+    """A match as the store holds it (finished, aborted, or not started yet); its seed
+    with its replay, once it has finished."""
+    finished = row.status == "finished"
     info = pb.MatchInfo(
         match_id=row.id,
         status=row.status,
         game=row.game,
         players=row.players,
-        replay_json=(store.replay(row.id) or "") if row.status == "finished" else "",
+        replay_json=(store.replay(row.id) or "") if finished else "",
+        seed=row.seed if finished else None,
     )
     if row.result:
         info.result.CopyFrom(

@@ -3,21 +3,29 @@
 ``arena bot run NAME --referee HOST:PORT --token T`` and ``python -m bots.NAME ...`` both
 land here: the bot registered under NAME for the match's game plays it remotely, with
 exactly the code it runs in-process.
+
+Its choices (a Stratego setup, which attack) must be as secret as the opponents' cards: a
+bot seeded from what its opponents see (the match id, the seat) could be predicted by
+them. So each match's seed is a keyed hash (HMAC) of the match and seat under a secret
+drawn from the operating system when the process starts, or under ``--seed`` when the
+user wants the same choices again.
 """
 
 from __future__ import annotations
 
 import argparse
-import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from arena.engine.seeds import HOUSE_SEED_HELP, derive_seed, fresh_seed, seed_argument
 from arena.plugins import load_registry
 from arena.sdk import MatchContext, run_bot
 
 
-def house_factory(name: str) -> Callable[[MatchContext], Any]:
-    """A factory of per-match players for the built-in bot ``name`` (any game it plays)."""
+def house_factory(name: str, seed: int | None = None) -> Callable[[MatchContext], Any]:
+    """A factory of per-match players for the built-in bot ``name`` (any game it plays),
+    seeded from ``seed`` (None: a secret of this process)."""
+    secret = fresh_seed() if seed is None else seed
     registry = load_registry()
     specs = {game: spec for (game, bot), spec in registry.bots.items() if bot == name}
     if not specs:
@@ -29,8 +37,8 @@ def house_factory(name: str) -> Callable[[MatchContext], Any]:
             spec = specs.get(match.game)
             if spec is None:
                 raise ValueError(f"bot {name} does not play {match.game}")
-            seed = zlib.crc32(f"{match.match_id}/{match.seat}".encode())
-            self.inner = spec.factory(match.seat, seed)
+            own = derive_seed(secret, "house-process", match.match_id, match.seat)
+            self.inner = spec.factory(match.seat, own)
 
         def decide(self, observation: Any, decision: Any) -> Any:
             return self.inner.decide(observation, decision)
@@ -48,9 +56,10 @@ def main(name: str, argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--token", required=True, help="from `arena bot register NAME`")
     parser.add_argument("--max-matches", type=int, default=16)
     parser.add_argument("--matches", type=int, default=None, help="stop after this many")
+    parser.add_argument("--seed", type=seed_argument, default=None, help=HOUSE_SEED_HELP)
     args = parser.parse_args(argv)
     run_bot(
-        house_factory(name),
+        house_factory(name, args.seed),
         args.referee.split(","),
         args.token,
         max_matches=args.max_matches,

@@ -283,15 +283,20 @@ class Store:
         bot_ids: Sequence[str] | None = None,
         variants: Sequence[str] = (),
         options: dict[str, str] | None = None,
-        seed: int = 0,
+        seed: int | None = None,
         referee: str = "",
     ) -> bool:
         """Mark a match running (one more attempt), creating it if it is new (a match
         outside any tournament). False if it has finished already: nothing to play.
-        ``referee``: the address of the referee playing it (empty: in-process)."""
+        ``seed``: the seed it is played with (needed for a new match; given again, it
+        replaces the stored one). ``referee``: the address of the referee playing it
+        (empty: in-process)."""
         with self.session() as s, s.begin():
             row = s.get(MatchRow, match_id, with_for_update=True)
             if row is None:
+                if seed is None:
+                    # never a default: a seed anyone can guess tells every secret
+                    raise ValueError(f"match {match_id!r} is new: give the seed it is played with")
                 s.add(
                     MatchRow(
                         id=match_id,
@@ -321,6 +326,8 @@ class Store:
             row.started = now()
             row.error = None
             row.referee = referee
+            if seed is not None:  # the store tells the seed that is played, always
+                row.seed = seed
             return True
 
     def record_result(self, outcome: Outcome) -> bool:

@@ -126,7 +126,8 @@ class MatchRow(Base):
     #: the variant set as leaderboards group it (:func:`variant_key`)
     variant_key: Mapped[str] = mapped_column(String(200), default="")
     options: Mapped[dict[str, str]] = mapped_column(JSON, default=dict)
-    seed: Mapped[int] = mapped_column(BigInteger, default=0)
+    #: every secret of the match follows from it: see arena/engine/seeds.py
+    seed: Mapped[int] = mapped_column(BigInteger)
     #: pending, running, finished, aborted (not played to the end: played again)
     status: Mapped[str] = mapped_column(String(16), index=True)
     #: seat labels (``name@version`` or ``house:NAME@1``), by seat

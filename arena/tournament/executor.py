@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.engine.seeds import house_bot_seed
 from arena.store import HOUSE_PREFIX, Outcome
 
 #: a referee's RunMatch call may wait this long for one match (a long Stratego game
@@ -86,7 +87,7 @@ def play_local(job: MatchJob) -> Outcome:
                 raise PermanentError(f"seat {index} ({seat.label}) is not a house bot")
             spec = registry.bot(job.game, seat.house)
             # the same seeds as a referee gives its house bots: one match, one game
-            players.append(spec.factory(index, job.seed * 1000 + index))
+            players.append(spec.factory(index, house_bot_seed(job.seed, index)))
         rec = play_match(
             game,
             players,

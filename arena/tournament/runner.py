@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from arena.engine.seeds import check_seed, fresh_seed
 from arena.plugins import Registry, load_registry
 from arena.ratings import elo
 from arena.store import (
@@ -50,7 +51,8 @@ class TournamentSpec:
     games_per_pairing: int = 1
     variants: Sequence[str] = ()
     options: dict[str, str] = field(default_factory=dict)
-    seed: int = 0
+    #: None: a fresh secret seed (every match seed derives from it; see schedule.py)
+    seed: int | None = None
     format: str = "round-robin"
     #: the gauntlet's challenger (one of ``bots``)
     challenger: str | None = None
@@ -95,9 +97,10 @@ def create_tournament(
     registry.check_options(spec.game, options, variants)
     game.parse_options(options, variants)
     game.check_players(spec.seats)
+    seed = fresh_seed() if spec.seed is None else check_seed(spec.seed)
     # a trial deal runs the checks that depend on the variants as well (two-player Risk
     # needs --variant neutral): a tournament whose every match would fail is refused here
-    game.new_state(spec.seats, spec.seed, options, variants)
+    game.new_state(spec.seats, seed, options, variants)
     if spec.format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {spec.format!r}")
     rows: dict[str, BotRow] = {}
@@ -121,13 +124,13 @@ def create_tournament(
             field_labels,
             spec.seats,
             spec.games_per_pairing,
-            spec.seed,
+            seed,
             spec.max_groups,
         )
     else:
         challenger = None
         schedule = round_robin(
-            list(by_label), spec.seats, spec.games_per_pairing, spec.seed, spec.max_groups
+            list(by_label), spec.seats, spec.games_per_pairing, seed, spec.max_groups
         )
     tournament_id = uuid.uuid4().hex[:12]
     tournament = TournamentRow(
@@ -139,7 +142,7 @@ def create_tournament(
         format=spec.format,
         seats=spec.seats,
         games_per_pairing=spec.games_per_pairing,
-        seed=spec.seed,
+        seed=seed,
         decision_ms=spec.decision_ms,
         time_bank_ms=spec.time_bank_ms,
         status="created",

@@ -16,13 +16,19 @@ the match keys already played. Three ideas keep it fair:
 Only the seeds and the match keys depend on the tournament seed; the groups and the seat
 orders come from a fixed seed, so a different tournament seed replays the same pairings
 with other dice.
+
+**Secret seeds.** No tournament seed given: a fresh secret one (63 bits from the operating
+system). A deal's seed is an HMAC of the deal's place in the schedule keyed by the
+tournament seed (:func:`arena.engine.seeds.derive_seed`), not a step of a sequence: the seed
+of a deal that has been played and revealed tells nothing about the tournament seed or about
+the seeds of other deals. The rotations of one deal share its seed, though, so a match's
+seed (its replay) stays with the organiser until the whole tournament has ended. The match
+keys (part of the match ids bots see) carry a keyed hash too, never the seeds themselves.
 """
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 import math
 import random
 from collections import Counter
@@ -31,14 +37,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arena.engine.seeds import derive_seed, fresh_seed, keyed_digest
+
 #: the most groups a schedule plays when the caller does not say (``max_groups``)
 DEFAULT_MAX_GROUPS = 2000
 
 # The designs and seat orders must not depend on the tournament seed (a new seed replays
 # the same pairings), so their searches draw from this fixed seed.
 _DESIGN_SEED = 20240601
-# Seeds stay below 2**31: every engine, database column and bot language takes them.
-_SEED_BITS = 31
 # Iterations per search; the defaults balance realistic fields in well under a second.
 _CYCLIC_BUDGET = 1_500
 _SWAP_BUDGET = 300
@@ -70,7 +76,7 @@ def round_robin(
     bots: Sequence[str],
     seats: int,
     games_per_pairing: int = 1,
-    seed: int = 0,
+    seed: int | None = None,
     max_groups: int | None = None,
 ) -> list[ScheduledMatch]:
     """Every bot against every other, ``seats`` to a table, in rounds of deals.
@@ -107,7 +113,7 @@ def round_robin(
     names = _check_bots(bots, "bots")
     k = _check_seats(seats)
     games = _check_games(games_per_pairing)
-    _check_seed(seed)
+    seed = _check_seed(seed)
     if len(names) < k:
         raise ValueError(
             f"{k} seats need at least {k} bots, got {len(names)}: {', '.join(names) or 'none'}"
@@ -122,7 +128,7 @@ def gauntlet(
     field: Sequence[str],
     seats: int,
     games_per_pairing: int = 1,
-    seed: int = 0,
+    seed: int | None = None,
     max_groups: int | None = None,
 ) -> list[ScheduledMatch]:
     """The challenger against the field: every match seats the challenger.
@@ -139,7 +145,7 @@ def gauntlet(
         raise ValueError(f"the challenger {challenger!r} is also in the field")
     k = _check_seats(seats)
     games = _check_games(games_per_pairing)
-    _check_seed(seed)
+    seed = _check_seed(seed)
     if len(others) < k - 1:
         raise ValueError(
             f"{k} seats need a field of at least {k - 1} bots besides the challenger, "
@@ -200,9 +206,12 @@ def _check_games(games: int) -> int:
     return games
 
 
-def _check_seed(seed: int) -> None:
+def _check_seed(seed: int | None) -> int:
+    if seed is None:  # nobody chose one: a secret one, never a default anyone can guess
+        return fresh_seed()
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"seed must be an integer, got {seed!r}")
+    return seed
 
 
 def _check_max_groups(max_groups: int | None) -> int:
@@ -235,10 +244,11 @@ def _matches(
     out: list[ScheduledMatch] = []
     for deal, shifts in enumerate(deals):
         for index, (order, (members, repeat)) in enumerate(zip(orders, identities, strict=True)):
-            deal_seed = _unique_seed([kind, seed, k, members, repeat, deal], used)
+            deal_seed = _unique_seed(seed, [kind, k, members, repeat, deal], used)
             for shift in shifts:
                 players = tuple(order[shift:] + order[:shift])
-                tag = _digest([kind, seed, players, deal_seed]).hex()[:10]
+                # bots see match ids: the tag is keyed too, so it helps no one guess
+                tag = keyed_digest(seed, [kind, players, deal_seed]).hex()[:10]
                 out.append(
                     ScheduledMatch(
                         match_key=f"g{index}-d{deal}-r{shift}-{tag}",
@@ -251,17 +261,11 @@ def _matches(
     return out
 
 
-def _digest(parts: list[object]) -> bytes:
-    # JSON keeps names with any characters apart; blake2b does not change with
-    # PYTHONHASHSEED as hash() does.
-    return hashlib.blake2b(json.dumps(parts).encode(), digest_size=8).digest()
-
-
-def _unique_seed(parts: list[object], used: set[int]) -> int:
+def _unique_seed(secret: int, parts: list[object], used: set[int]) -> int:
     """A seed for one deal, distinct from every other deal's in the schedule."""
     salt = 0
     while True:
-        value = int.from_bytes(_digest([*parts, salt]), "big") >> (64 - _SEED_BITS)
+        value = derive_seed(secret, *parts, salt)
         if value not in used:
             used.add(value)
             return value

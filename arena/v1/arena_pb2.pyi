@@ -550,20 +550,22 @@ class GetMatchRequest(_message.Message):
     def __init__(self, match_id: _Optional[str] = ...) -> None: ...
 
 class MatchInfo(_message.Message):
-    __slots__ = ("match_id", "status", "game", "players", "result", "replay_json")
+    __slots__ = ("match_id", "status", "game", "players", "result", "replay_json", "seed")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     GAME_FIELD_NUMBER: _ClassVar[int]
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
     REPLAY_JSON_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     status: str
     game: str
     players: _containers.RepeatedScalarFieldContainer[str]
     result: Result
     replay_json: str
-    def __init__(self, match_id: _Optional[str] = ..., status: _Optional[str] = ..., game: _Optional[str] = ..., players: _Optional[_Iterable[str]] = ..., result: _Optional[_Union[Result, _Mapping]] = ..., replay_json: _Optional[str] = ...) -> None: ...
+    seed: int
+    def __init__(self, match_id: _Optional[str] = ..., status: _Optional[str] = ..., game: _Optional[str] = ..., players: _Optional[_Iterable[str]] = ..., result: _Optional[_Union[Result, _Mapping]] = ..., replay_json: _Optional[str] = ..., seed: _Optional[int] = ...) -> None: ...
 
 class WatchMatchRequest(_message.Message):
     __slots__ = ("match_id",)

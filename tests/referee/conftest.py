@@ -256,7 +256,7 @@ class RefereeServer:
         *,
         variants: tuple[str, ...] | list[str] = (),
         options: dict[str, str] | None = None,
-        seed: int = 0,
+        seed: int | None = None,  # None: the referee draws a secret one
         decision_ms: int = 0,
         time_bank_ms: int = 0,
         wait: bool = True,

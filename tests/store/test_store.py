@@ -154,6 +154,23 @@ def test_an_aborted_match_is_played_again_and_then_finishes(store):
     assert played.forfeited == [False, True]
 
 
+def test_a_match_is_stored_with_the_seed_it_is_played_with(store):
+    bots = [store.house_bot(name) for name in ("a", "b")]
+    labels, ids = [b.label for b in bots], [b.id for b in bots]
+    # no default seed: a match recorded with a guessable one would misstate what was played
+    with pytest.raises(ValueError, match="match 'new' is new: give the seed it is played with"):
+        store.start_match("new", "risk", labels, bot_ids=ids)
+    assert store.match("new") is None
+    assert store.start_match("m3", "risk", labels, bot_ids=ids, seed=2**63 - 1)
+    assert store.match("m3").seed == 2**63 - 1  # 63 bits fit the column
+    assert store.record_result(Outcome("m3", "aborted", error="lost"))
+    # played again with another seed (a retried RunMatch that gave none): the new one
+    assert store.start_match("m3", "risk", labels, seed=-5)
+    assert store.match("m3").seed == -5
+    assert store.start_match("m3", "risk", labels)  # no seed: the stored one stays
+    assert store.match("m3").seed == -5
+
+
 def test_concurrent_deliveries_from_threads_write_exactly_one_result(store):
     _match(store, "race", "a", "b", "c", "d")
     orders = [(1, 2, 3, 4), (4, 3, 2, 1), (2, 1, 4, 3), (3, 4, 1, 2), (1, 1, 3, 4), (2, 2, 1, 4)]

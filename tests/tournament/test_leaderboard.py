@@ -24,7 +24,12 @@ def _record(
 ) -> str:
     match_id = uuid.uuid4().hex
     assert store.start_match(
-        match_id, game, [b.label for b in bots], bot_ids=[b.id for b in bots], variants=variants
+        match_id,
+        game,
+        [b.label for b in bots],
+        bot_ids=[b.id for b in bots],
+        variants=variants,
+        seed=1,
     )
     assert store.record_result(Outcome(match_id, status, reason="victory", places=places))
     return match_id
@@ -121,7 +126,7 @@ def test_only_finished_matches_of_the_board_s_game_and_variants_count(sqlite_sto
     _record(sqlite_store, [a, b], (2, 1), variants=("neutral",))
     _record(sqlite_store, [a, b], (2, 1), game="stratego")
     aborted = uuid.uuid4().hex
-    sqlite_store.start_match(aborted, "risk", ["a@1", "c@1"], bot_ids=[a.id, c.id])
+    sqlite_store.start_match(aborted, "risk", ["a@1", "c@1"], bot_ids=[a.id, c.id], seed=2)
     sqlite_store.record_result(Outcome(aborted, "aborted", error="lost"))
 
     assert [(r.label, r.games) for r in compute(sqlite_store, "risk")] == [

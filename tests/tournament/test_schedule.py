@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena.engine.seeds import derive_seed
 from arena.tournament import (
     DEFAULT_MAX_GROUPS,
     ScheduledMatch,
@@ -214,9 +215,23 @@ def test_match_keys_are_unique_and_short() -> None:
     assert max(map(len, keys)) <= 64  # the store's match id column
 
 
-def test_seeds_fit_in_31_bits() -> None:
-    schedule = round_robin(names(8), 4, 4, seed=2**70)
-    assert all(0 <= m.seed < 2**31 for m in schedule)
+def test_seeds_are_63_bits_keyed_by_the_tournament_seed() -> None:
+    # 63 bits: the store's signed 64-bit column; far too many to search from a deal seen
+    for tournament_seed in (2**70, -5, 0):
+        schedule = round_robin(names(8), 4, 4, seed=tournament_seed)
+        assert all(0 <= m.seed < 2**63 for m in schedule)
+        assert max(m.seed for m in schedule) > 2**60
+        # an HMAC of the deal's place keyed by the tournament seed: nothing else computes it
+        first = schedule[0]
+        members = sorted(first.players)
+        expected = derive_seed(tournament_seed, "round-robin", 4, members, 0, 0, 0)
+        assert first.seed == expected
+
+
+def test_no_seed_given_draws_a_secret_one() -> None:
+    drawn = [{m.seed for m in round_robin(names(4), 2, 2)} for _ in range(4)]
+    assert all(not a & b for i, a in enumerate(drawn) for b in drawn[i + 1 :])
+    assert round_robin(names(4), 2, 2, seed=0) == round_robin(names(4), 2, 2, seed=0)
 
 
 def test_balance_helpers_count_games() -> None:
