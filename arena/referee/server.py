@@ -17,6 +17,7 @@ import threading
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import grpc
@@ -26,7 +27,8 @@ from grpc_reflection.v1alpha import reflection
 from arena.plugins import Registry, load_registry
 from arena.referee.connection import MAX_BATCH, BotConnection, as_bytes
 from arena.referee.live import LiveMatch, Seat
-from arena.store import MatchRow, Store, TournamentRow, variant_key
+from arena.store import MatchRow, RecurringRow, Store, TournamentRow, variant_key
+from arena.store.db import as_utc
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -654,6 +656,57 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             leaderboard_message, referee.store, request.game, variants, tournament_id
         )
 
+    # --- recurring tournaments ---------------------------------------------------------
+
+    async def ListRecurring(
+        self,
+        request: pb.ListRecurringRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> pb.ListRecurringResponse:
+        rows = await asyncio.to_thread(self.referee.store.recurring)
+        return pb.ListRecurringResponse(recurring=[recurring_info(row) for row in rows])
+
+    async def PauseRecurring(
+        self,
+        request: pb.PauseRecurringRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> pb.RecurringInfo:
+        await self._organiser(context)
+        store = self.referee.store
+        row = await asyncio.to_thread(store.pause_recurring, request.recurring_id)
+        return await self._recurring(row, request.recurring_id, context)
+
+    async def ResumeRecurring(
+        self,
+        request: pb.ResumeRecurringRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> pb.RecurringInfo:
+        await self._organiser(context)
+        store = self.referee.store
+        now = datetime.now(UTC)
+        row = await asyncio.to_thread(store.resume_recurring, request.recurring_id, now)
+        return await self._recurring(row, request.recurring_id, context)
+
+    async def DeleteRecurring(
+        self,
+        request: pb.DeleteRecurringRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> pb.RecurringInfo:
+        await self._organiser(context)
+        store = self.referee.store
+        row = await asyncio.to_thread(store.delete_recurring, request.recurring_id)
+        return await self._recurring(row, request.recurring_id, context)
+
+    @staticmethod
+    async def _recurring(
+        row: RecurringRow | None, recurring_id: str, context: grpc.aio.ServicerContext
+    ) -> pb.RecurringInfo:
+        if row is None:
+            await context.abort(
+                grpc.StatusCode.NOT_FOUND, f"no recurring tournament {recurring_id!r}"
+            )
+        return recurring_info(row)
+
     async def WatchMatch(
         self,
         request: pb.WatchMatchRequest,
@@ -712,6 +765,24 @@ def tournament_info(store: Store, row: TournamentRow, standings: bool = False) -
             leaderboard_message(store, row.game, row.variants, tournament_id=row.id)
         )
     return info
+
+
+def recurring_info(row: RecurringRow) -> pb.RecurringInfo:
+    return pb.RecurringInfo(
+        recurring_id=row.id,
+        name=row.name,
+        game=row.game,
+        variants=row.variants,
+        options=row.options,
+        seats=row.seats,
+        games_per_pairing=row.games_per_pairing,
+        house_bots=row.house_bots,
+        every_s=row.every_s,
+        next_run=as_utc(row.next_run).isoformat(),
+        runs=row.runs,
+        last_tournament_id=row.last_tournament_id or "",
+        paused=not row.enabled,
+    )
 
 
 def leaderboard_message(

@@ -70,8 +70,7 @@ def test_an_unknown_id_is_one_clear_line_and_changes_nothing(schedule, capsys, a
     assert main(["tournament", "recurring", action, "feedbeef", "--db", db]) == 2
     err = capsys.readouterr().err
     assert err == (
-        f"arena: error: no recurring tournament 'feedbeef' in {db} "
-        "(see `arena tournament list`)\n"
+        f"arena: error: no recurring tournament 'feedbeef' in {db} (see `arena tournament list`)\n"
     )
     (row,) = recurring(db)
     assert (row.id, row.enabled) == (rid, True)
