@@ -15,7 +15,7 @@ import hmac
 import logging
 import threading
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -671,36 +671,39 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         request: pb.PauseRecurringRequest,
         context: grpc.aio.ServicerContext,
     ) -> pb.RecurringInfo:
-        await self._organiser(context)
         store = self.referee.store
-        row = await asyncio.to_thread(store.pause_recurring, request.recurring_id)
-        return await self._recurring(row, request.recurring_id, context)
+        return await self._change_recurring(store.pause_recurring, request.recurring_id, context)
 
     async def ResumeRecurring(
         self,
         request: pb.ResumeRecurringRequest,
         context: grpc.aio.ServicerContext,
     ) -> pb.RecurringInfo:
-        await self._organiser(context)
         store = self.referee.store
-        now = datetime.now(UTC)
-        row = await asyncio.to_thread(store.resume_recurring, request.recurring_id, now)
-        return await self._recurring(row, request.recurring_id, context)
+
+        def resume(recurring_id: str) -> RecurringRow | None:
+            return store.resume_recurring(recurring_id, datetime.now(UTC))
+
+        return await self._change_recurring(resume, request.recurring_id, context)
 
     async def DeleteRecurring(
         self,
         request: pb.DeleteRecurringRequest,
         context: grpc.aio.ServicerContext,
     ) -> pb.RecurringInfo:
-        await self._organiser(context)
         store = self.referee.store
-        row = await asyncio.to_thread(store.delete_recurring, request.recurring_id)
-        return await self._recurring(row, request.recurring_id, context)
+        return await self._change_recurring(store.delete_recurring, request.recurring_id, context)
 
-    @staticmethod
-    async def _recurring(
-        row: RecurringRow | None, recurring_id: str, context: grpc.aio.ServicerContext
+    async def _change_recurring(
+        self,
+        change: Callable[[str], RecurringRow | None],
+        recurring_id: str,
+        context: grpc.aio.ServicerContext,
     ) -> pb.RecurringInfo:
+        """An organiser's change to a recurring tournament (off the event loop: it
+        writes to the store); what it is now (or was, deleted)."""
+        await self._organiser(context)
+        row = await asyncio.to_thread(change, recurring_id)
         if row is None:
             await context.abort(
                 grpc.StatusCode.NOT_FOUND, f"no recurring tournament {recurring_id!r}"
