@@ -730,14 +730,18 @@ def cmd_tournament_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _recurring_line(r: Any) -> str:
+    state = "" if r.enabled else " (paused)"
+    return (
+        f"recurring {r.id}  every {r.every_s} s  next {r.next_run:%Y-%m-%d %H:%M}  "
+        f"{r.name}  ({r.runs} runs, last {r.last_tournament_id or '-'}){state}"
+    )
+
+
 def cmd_tournament_list(args: argparse.Namespace) -> int:
     store = _store(args)
     for r in store.recurring():
-        state = "" if r.enabled else " (disabled)"
-        print(
-            f"recurring {r.id}  every {r.every_s} s  next {r.next_run:%Y-%m-%d %H:%M}  "
-            f"{r.name}  ({r.runs} runs, last {r.last_tournament_id or '-'}){state}"
-        )
+        print(_recurring_line(r))
     rows = store.tournaments()
     if not rows:
         print("no tournaments yet")
@@ -747,6 +751,29 @@ def cmd_tournament_list(args: argparse.Namespace) -> int:
             f"{t.id}  {t.status:<8}  {t.created:%Y-%m-%d %H:%M}  {t.name}  "
             f"({counts.get('finished', 0)}/{sum(counts.values())} matches)"
         )
+    return 0
+
+
+def cmd_recurring(args: argparse.Namespace) -> int:
+    """Pause, resume or delete a recurring tournament (the store's own calls say how)."""
+    from datetime import UTC, datetime
+
+    store = _store(args)
+    action = args.recurring_command
+    if action == "pause":
+        row = store.pause_recurring(args.id)
+    elif action == "resume":
+        row = store.resume_recurring(args.id, datetime.now(UTC))
+    else:
+        row = store.delete_recurring(args.id)
+    if row is None:
+        raise ValueError(
+            f"no recurring tournament {args.id!r} in {args.db} (see `arena tournament list`)"
+        )
+    if action == "delete":
+        print(f"deleted recurring {row.id} ({row.name}): no more runs; its {row.runs} runs stay")
+    else:
+        print(_recurring_line(row))
     return 0
 
 
@@ -1076,6 +1103,19 @@ def build_parser() -> argparse.ArgumentParser:
     tlist = tour_sub.add_parser("list", help="every tournament")
     db_option(tlist)
     tlist.set_defaults(func=cmd_tournament_list)
+    trec = tour_sub.add_parser(
+        "recurring", help="pause, resume or delete a recurring tournament (--every)"
+    )
+    trec_sub = trec.add_subparsers(dest="recurring_command", required=True)
+    for action, what in (
+        ("pause", "make no more runs until resumed (a run going on plays to its end)"),
+        ("resume", "make runs again from its next time on (missed runs are not made up)"),
+        ("delete", "never run it again (its runs stay, with their results)"),
+    ):
+        p = trec_sub.add_parser(action, help=what)
+        p.add_argument("id", help="the recurring tournament's id (a unique prefix will do)")
+        db_option(p)
+        p.set_defaults(func=cmd_recurring)
 
     board = sub.add_parser("leaderboard", help="ratings with 95%% intervals, per game/variants")
     board.add_argument("--game", help="one game (default: every game with results)")

@@ -1,8 +1,11 @@
 """docker-compose.yml, checked without a Docker engine: the topology the issue asks for,
 health checks, and every command a container would run exists in this project and
 parses (``arena`` commands with the real parser, ``celery`` commands with Celery's own
-command line, the Node.js bot's options against its source). The same topology runs as
-real processes in tests/distributed/."""
+command line, the Node.js bot's options against its source); the secrets are required
+from the environment, registration is closed, each bot's token is on a volume of its
+own, and a stopping worker is given the time to finish its match. The same topology
+runs as real processes in tests/distributed/ (where the worker's health check is run
+against a real worker: test_compose_worker.py)."""
 
 from __future__ import annotations
 
@@ -27,19 +30,37 @@ COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES: dict[str, dict[str, Any]] = COMPOSE["services"]
 OURS = sorted(name for name, service in SERVICES.items() if "build" in service)
 BOTS = sorted(name for name in SERVICES if name.startswith("bot"))
-VARIABLE = re.compile(r"\$\{(\w+)(:?-([^}]*))?\}")
+#: ``$$`` (a ``$`` left for the container's shell), or ``${VAR}``, ``${VAR:-default}``,
+#: ``${VAR:?error}``
+VARIABLE = re.compile(r"\$\$|\$\{(\w+)(?:(:?[-?])([^}]*))?\}")
 #: the services others wait for: each needs a health check
 HEALTHY = ("redis", "postgres", "referee", "worker")
+#: what `docker compose up` is given here: the secrets the file requires
+SECRETS = {
+    "ARENA_ORGANISER_KEY": "compose-organiser-key",
+    "ARENA_REGISTRATION_KEY": "compose-registration-key",
+}
 
 
-def expand(text: str) -> str:
-    """``${VAR:-default}`` as Compose expands it with VAR unset: its default."""
+class Missing(Exception):
+    """A ``${VAR:?error}`` that is not set: Compose refuses to start, with the error."""
 
-    def default(found: re.Match[str]) -> str:
-        assert found.group(2), f"{found.group(0)} has no default: the file needs it set"
-        return found.group(3)
 
-    return VARIABLE.sub(default, text)
+def expand(text: str, env: dict[str, str] = SECRETS) -> str:
+    """``text`` as Compose interpolates it, with ``env`` as its environment."""
+
+    def value(found: re.Match[str]) -> str:
+        if found.group(0) == "$$":
+            return "$"
+        name, operator, argument = found.groups()
+        if env.get(name):
+            return env[name]
+        assert operator, f"{found.group(0)}: no default and not required: it would be empty"
+        if "?" in operator:
+            raise Missing(f"{name}: {argument}")
+        return argument
+
+    return VARIABLE.sub(value, text)
 
 
 def argv(command: str | list[str]) -> list[str]:
@@ -184,3 +205,96 @@ def test_the_build_context_has_a_dockerfile_whose_sources_exist() -> None:
                 assert (context / source).exists(), f"Dockerfile: COPY {source}: no such file"
                 copies += 1
         assert copies, "the Dockerfile copies nothing from the context"
+
+
+# --- secrets, registration, tokens, stopping -----------------------------------------------
+
+
+def referee_args() -> Any:
+    return build_parser().parse_args(argv(SERVICES["referee"]["command"])[1:])
+
+
+def test_the_secrets_are_required_from_the_environment() -> None:
+    """No default key anyone could read here: without the secrets Compose refuses to
+    start, naming what to set."""
+    text = (ROOT / "docker-compose.yml").read_text()
+    assert "change-me" not in text
+    uses = re.findall(r"\$\{(ARENA_\w*KEY)([^}]*)\}", text)
+    assert {name for name, _ in uses} == set(SECRETS)
+    for name, rest in uses:
+        assert rest == f":?set {name}", f"${{{name}{rest}}}: must be required (:?)"
+    for name in SECRETS:
+        others = {k: v for k, v in SECRETS.items() if k != name}
+        with pytest.raises(Missing, match=f"{name}: set {name}"):
+            expand(text, others)
+    args = referee_args()
+    assert args.organiser_key == SECRETS["ARENA_ORGANISER_KEY"]
+    for name in OURS:
+        assert environment(SERVICES[name])["ARENA_ORGANISER_KEY"] == args.organiser_key, name
+
+
+def test_registration_is_closed_and_the_bots_register_with_its_key() -> None:
+    # `arena referee` keeps registration open only when it is given no key
+    key = referee_args().registration_key
+    assert key == SECRETS["ARENA_REGISTRATION_KEY"]
+    registering = [name for name in BOTS if "--register-as" in argv(SERVICES[name]["command"])]
+    assert registering
+    for name in registering:
+        command = argv(SERVICES[name]["command"])
+        assert "--key" in command, f"{name}: registers without the key: it would be refused"
+        assert command[command.index("--key") + 1] == key, name
+
+
+def test_each_bot_keeps_its_token_on_a_volume_of_its_own() -> None:
+    """A bot container can read no other bot's token."""
+    mounted: dict[str, list[str]] = {}
+    for name, service in SERVICES.items():
+        for volume in service.get("volumes", []):
+            mounted.setdefault(str(volume).split(":")[0], []).append(name)
+    for name in BOTS:
+        command = argv(SERVICES[name]["command"])
+        token_file = PurePosixPath(command[command.index("--token-file") + 1])
+        (volume,) = [
+            src
+            for src, dst, *_ in (str(v).split(":") for v in SERVICES[name]["volumes"])
+            if token_file.is_relative_to(dst)
+        ]
+        assert mounted[volume] == [name], f"{volume} is shared by {mounted[volume]}"
+
+
+def seconds(duration: str) -> float:
+    """A Compose duration (``90s``, ``1m30s``, ``61m``, ``1h``) in seconds."""
+    units = {"h": 3600, "m": 60, "s": 1, "ms": 0.001, "us": 1e-6}
+    parts = re.findall(r"(\d+(?:\.\d+)?)(h|ms|us|m|s)", duration)
+    assert parts and "".join(n + u for n, u in parts) == duration, f"not a duration: {duration}"
+    return sum(float(number) * units[unit] for number, unit in parts)
+
+
+def test_a_stopping_worker_has_the_time_to_finish_its_match() -> None:
+    """SIGTERM is Celery's warm shutdown (the match being played is finished): the
+    worker gets longer than a match task may last before it is killed."""
+    worker = SERVICES["worker"]
+    assert argv(worker["command"])[:4] == ["celery", "-A", "workers.app", "worker"]
+    assert worker.get("stop_signal", "SIGTERM") == "SIGTERM"
+    limit = Settings.from_env(environment(worker)).task_time_limit_s
+    assert seconds(worker["stop_grace_period"]) > limit
+    assert seconds(str(worker["healthcheck"]["timeout"])) > 5  # the ping's own --timeout
+
+
+def worker_health_check() -> tuple[str, str]:
+    """The worker's node name (``-n``) and its health check, a shell command."""
+    command = argv(SERVICES["worker"]["command"])
+    test = SERVICES["worker"]["healthcheck"]["test"]
+    assert test[0] == "CMD-SHELL", "the check needs the container's shell for $HOSTNAME"
+    return command[command.index("-n") + 1], expand(test[1])
+
+
+def test_the_worker_health_check_asks_for_this_worker() -> None:
+    """Not any worker: the node this container runs (``-n NAME@%h``, where Celery puts
+    the host name for %h, which is $HOSTNAME in a container)."""
+    node, check = worker_health_check()
+    name, _, host = node.partition("@")
+    assert name and host == "%h", node
+    words = shlex.split(check)
+    assert words[:5] == ["celery", "-A", "workers.app", "inspect", "ping"], check
+    assert words[words.index("-d") + 1] == f"{name}@$HOSTNAME", check

@@ -236,10 +236,23 @@ def finish_tournament(tournament_id: str) -> str:
 
 @app.task(name="arena.fire_due_tournaments", autoretry_for=(OperationalError,), retry_backoff=True)
 def fire_due_tournaments() -> list[str]:
-    """Create and schedule a run of every recurring tournament that is due; their ids."""
+    """Create and schedule a run of every recurring tournament that is due; their ids.
+    A schedule whose previous run is still going makes no run this time (said in the
+    log); its next time has moved on all the same."""
     s = store()
     created = []
-    for recurring in s.claim_due(datetime.now(UTC)):
+    for claim in s.claim_due(datetime.now(UTC)):
+        recurring = claim.recurring
+        if claim.skipped:
+            log.warning(
+                "recurring %s: run %d skipped: the previous run %s is still going; next "
+                "due in %d s",
+                recurring.id,
+                claim.run,
+                recurring.last_tournament_id,
+                recurring.every_s,
+            )
+            continue
         bots = [bot.label for bot in s.latest_bots(recurring.game)]
         bots += [f"house:{name}" for name in recurring.house_bots]
         if len(bots) < recurring.seats:
@@ -250,8 +263,8 @@ def fire_due_tournaments() -> list[str]:
                 recurring.game,
                 recurring.seats,
             )
+            s.release(claim)
             continue
-        run = recurring.runs + 1
         try:
             tournament = create_tournament(
                 s,
@@ -266,15 +279,17 @@ def fire_due_tournaments() -> list[str]:
                     # predictable one would tell bots the dice and the shuffles of every
                     # match (the schedule derives them)
                     seed=fresh_seed(),
-                    name=f"{recurring.name} #{run}",
+                    name=f"{recurring.name} #{claim.run}",
                     decision_ms=recurring.decision_ms,
                     time_bank_ms=recurring.time_bank_ms,
+                    tournament_id=claim.tournament_id,
                 ),
             )
         except ValueError as exc:
-            log.error("recurring %s: cannot create run %d: %s", recurring.id, run, exc)
+            log.error("recurring %s: cannot create run %d: %s", recurring.id, claim.run, exc)
+            s.release(claim)
             continue
-        s.set_last_run(recurring.id, tournament.id)
+        log.info("recurring %s: run %d is tournament %s", recurring.id, claim.run, tournament.id)
         schedule_tournament.delay(tournament.id)
         created.append(tournament.id)
     return created

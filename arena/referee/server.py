@@ -17,8 +17,9 @@ import logging
 import socket
 import threading
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import grpc
@@ -29,7 +30,8 @@ from arena.engine.seeds import fresh_seed, house_bot_seed
 from arena.plugins import Registry, load_registry
 from arena.referee.connection import MAX_BATCH, BotConnection, as_bytes
 from arena.referee.live import LiveMatch, Seat
-from arena.store import MatchRow, Store, TournamentRow, variant_key
+from arena.store import MatchRow, RecurringRow, Store, TournamentRow, variant_key
+from arena.store.db import as_utc
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -719,6 +721,60 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             leaderboard_message, referee.store, request.game, variants, tournament_id
         )
 
+    # --- recurring tournaments ---------------------------------------------------------
+
+    async def ListRecurring(
+        self,
+        request: pb.ListRecurringRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> pb.ListRecurringResponse:
+        rows = await asyncio.to_thread(self.referee.store.recurring)
+        return pb.ListRecurringResponse(recurring=[recurring_info(row) for row in rows])
+
+    async def PauseRecurring(
+        self,
+        request: pb.PauseRecurringRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> pb.RecurringInfo:
+        store = self.referee.store
+        return await self._change_recurring(store.pause_recurring, request.recurring_id, context)
+
+    async def ResumeRecurring(
+        self,
+        request: pb.ResumeRecurringRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> pb.RecurringInfo:
+        store = self.referee.store
+
+        def resume(recurring_id: str) -> RecurringRow | None:
+            return store.resume_recurring(recurring_id, datetime.now(UTC))
+
+        return await self._change_recurring(resume, request.recurring_id, context)
+
+    async def DeleteRecurring(
+        self,
+        request: pb.DeleteRecurringRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> pb.RecurringInfo:
+        store = self.referee.store
+        return await self._change_recurring(store.delete_recurring, request.recurring_id, context)
+
+    async def _change_recurring(
+        self,
+        change: Callable[[str], RecurringRow | None],
+        recurring_id: str,
+        context: grpc.aio.ServicerContext,
+    ) -> pb.RecurringInfo:
+        """An organiser's change to a recurring tournament (off the event loop: it
+        writes to the store); what it is now (or was, deleted)."""
+        await self._organiser(context)
+        row = await asyncio.to_thread(change, recurring_id)
+        if row is None:
+            await context.abort(
+                grpc.StatusCode.NOT_FOUND, f"no recurring tournament {recurring_id!r}"
+            )
+        return recurring_info(row)
+
     async def WatchMatch(
         self,
         request: pb.WatchMatchRequest,
@@ -785,6 +841,24 @@ def tournament_info(store: Store, row: TournamentRow, standings: bool = False) -
             leaderboard_message(store, row.game, row.variants, tournament_id=row.id)
         )
     return info
+
+
+def recurring_info(row: RecurringRow) -> pb.RecurringInfo:
+    return pb.RecurringInfo(
+        recurring_id=row.id,
+        name=row.name,
+        game=row.game,
+        variants=row.variants,
+        options=row.options,
+        seats=row.seats,
+        games_per_pairing=row.games_per_pairing,
+        house_bots=row.house_bots,
+        every_s=row.every_s,
+        next_run=as_utc(row.next_run).isoformat(),
+        runs=row.runs,
+        last_tournament_id=row.last_tournament_id or "",
+        paused=not row.enabled,
+    )
 
 
 def leaderboard_message(

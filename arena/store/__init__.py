@@ -7,6 +7,7 @@ store is opened (``arena/store/migrate.py``).
 
 from arena.store.db import (
     HOUSE_PREFIX,
+    Claim,
     NewMatch,
     Outcome,
     PlayedGame,
@@ -29,6 +30,7 @@ from arena.store.models import (
 __all__ = [
     "HOUSE_PREFIX",
     "BotRow",
+    "Claim",
     "EntryRow",
     "MatchRow",
     "NewMatch",

@@ -19,7 +19,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, delete, event, func, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Engine,
+    and_,
+    create_engine,
+    delete,
+    event,
+    func,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -532,11 +543,50 @@ class Store:
         with self.session() as s:
             return list(s.scalars(select(RecurringRow).order_by(RecurringRow.created)))
 
-    def claim_due(self, when: datetime) -> list[RecurringRow]:
-        """The recurring tournaments due at ``when``, each claimed for one run: its next
-        run moves on by whole periods past ``when`` (missed runs are not made up), by a
-        guarded UPDATE, so of two callers at once only one gets a given run."""
-        claimed = []
+    def find_recurring(self, recurring_id: str) -> RecurringRow | None:
+        """A recurring tournament by its id, or a unique prefix of it (four or more)."""
+        with self.session() as s:
+            return _find_recurring(s, recurring_id)
+
+    def pause_recurring(self, recurring_id: str) -> RecurringRow | None:
+        """Stop making runs (a run going on plays to its end); None if there is no such
+        recurring tournament. Pausing a paused one changes nothing."""
+        with self.session() as s, s.begin():
+            row = _find_recurring(s, recurring_id, lock=True)
+            if row is not None:
+                row.enabled = False
+            return row
+
+    def resume_recurring(self, recurring_id: str, when: datetime) -> RecurringRow | None:
+        """Make runs again, keeping the schedule's cadence: a next run time that passed
+        while it was paused moves to the first one after ``when`` (the runs it missed
+        are not made up, not even one of them). None if there is no such one."""
+        when = as_utc(when)
+        with self.session() as s, s.begin():
+            row = _find_recurring(s, recurring_id, lock=True)
+            if row is not None and not row.enabled:
+                row.enabled = True
+                row.next_run = _first_after(as_utc(row.next_run), row.every_s, when)
+            return row
+
+    def delete_recurring(self, recurring_id: str) -> RecurringRow | None:
+        """Delete the definition: it never runs again. Its runs stay (each is a
+        tournament of its own, with its results); a run going on plays to its end.
+        Returns what was deleted, None if there was no such one."""
+        with self.session() as s, s.begin():
+            row = _find_recurring(s, recurring_id, lock=True)
+            if row is not None:
+                s.delete(row)
+            return row
+
+    def claim_due(self, when: datetime) -> list[Claim]:
+        """The runs of recurring tournaments due at ``when``, each claimed by one caller:
+        of two callers at once only one gets a given run, by a guarded UPDATE of its next
+        time, which moves on by whole periods past ``when`` (missed runs are not made up).
+
+        A run does not start while the schedule's previous run is still going: the
+        claim then moves the next time on all the same and comes back ``skipped``. A
+        paused schedule is not due at all (its next time stays where it was)."""
         when = as_utc(when)
         with self.session() as s:
             due = list(
@@ -546,26 +596,58 @@ class Store:
                     )
                 )
             )
-        for row in due:
-            period = timedelta(seconds=row.every_s)
-            following = as_utc(row.next_run)
-            while following <= when:
-                following += period
-            with self.session() as s, s.begin():
-                done = s.execute(
-                    update(RecurringRow)
-                    .where(RecurringRow.id == row.id, RecurringRow.next_run == row.next_run)
-                    .values(next_run=following, runs=RecurringRow.runs + 1)
-                )
-            if done.rowcount == 1:
-                claimed.append(row)
-        return claimed
+        return [claim for row in due if (claim := self._claim(row, when)) is not None]
 
-    def set_last_run(self, recurring_id: str, tournament_id: str) -> None:
+    def _claim(self, row: RecurringRow, when: datetime) -> Claim | None:
+        following = _first_after(as_utc(row.next_run), row.every_s, when)
+        tournament_id = uuid.uuid4().hex[:12]
+        # the same row, still due at the time that was read, still enabled
+        mine = (
+            RecurringRow.id == row.id,
+            RecurringRow.next_run == row.next_run,
+            RecurringRow.enabled.is_(True),
+        )
         with self.session() as s, s.begin():
-            row = s.get(RecurringRow, recurring_id)
-            if row is not None:
-                row.last_tournament_id = tournament_id
+            claimed = s.execute(
+                update(RecurringRow)
+                .where(*mine, ~_previous_run_going(when))
+                .values(
+                    next_run=following,
+                    runs=RecurringRow.runs + 1,
+                    last_tournament_id=tournament_id,
+                    claimed=when,
+                ),
+                execution_options=_NO_SYNC,
+            )
+            if claimed.rowcount == 1:
+                return Claim(row, row.runs + 1, tournament_id)
+            # the previous run is going (or another caller got this run): skip this time
+            skipped = s.execute(
+                update(RecurringRow).where(*mine).values(next_run=following),
+                execution_options=_NO_SYNC,
+            )
+            if skipped.rowcount == 1:
+                return Claim(row, row.runs + 1, tournament_id, skipped=True)
+        return None
+
+    def release(self, claim: Claim) -> None:
+        """Give back a claimed run whose tournament could not be created (too few bots,
+        say): the schedule's run count and previous run are what they were, so neither
+        its numbering nor its next run waits for a run that never was."""
+        with self.session() as s, s.begin():
+            s.execute(
+                update(RecurringRow)
+                .where(
+                    RecurringRow.id == claim.recurring.id,
+                    RecurringRow.last_tournament_id == claim.tournament_id,
+                )
+                .values(
+                    runs=RecurringRow.runs - 1,
+                    last_tournament_id=claim.recurring.last_tournament_id,
+                    claimed=claim.recurring.claimed,
+                ),
+                execution_options=_NO_SYNC,
+            )
 
     # --- results for the ratings ------------------------------------------------------
 
@@ -635,6 +717,68 @@ class Store:
                     .order_by(RatingRow.rank)
                 )
             )
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A due run of a recurring tournament, claimed by one caller."""
+
+    #: the recurring tournament as it was before the claim
+    recurring: RecurringRow
+    #: the run's number (1: the first)
+    run: int
+    #: the id its tournament is created with (the schedule names it as its latest run)
+    tournament_id: str
+    #: not to be made: the previous run (``recurring.last_tournament_id``) is still going
+    skipped: bool = False
+
+
+#: a claimed run whose tournament is not written yet counts as going for this long (it
+#: is being created); after that its creator is taken to have died
+CREATING_S = 600
+
+
+def _previous_run_going(when: datetime) -> ColumnElement[bool]:
+    """A recurring tournament's previous run is going: a match of it waits or is being
+    played (unless the organiser stopped it), or it was claimed and is being created.
+    Aborted and failed matches are not waiting: a resume plays them, not the schedule."""
+    previous = RecurringRow.last_tournament_id
+    unfinished = (
+        select(MatchRow.id)
+        .join(TournamentRow, TournamentRow.id == MatchRow.tournament_id)
+        .where(
+            MatchRow.tournament_id == previous,
+            MatchRow.status.in_(("pending", "running")),
+            TournamentRow.status.not_in(("stopped", "finished")),
+        )
+        .exists()
+    )
+    written = select(TournamentRow.id).where(TournamentRow.id == previous).exists()
+    being_created = and_(
+        previous.is_not(None),
+        ~written,
+        RecurringRow.claimed > when - timedelta(seconds=CREATING_S),
+    )
+    return or_(unfinished, being_created)
+
+
+def _first_after(start: datetime, every_s: int, when: datetime) -> datetime:
+    """The first of ``start``, ``start + every_s``, ... that is after ``when``; ``start``
+    itself if it is after ``when`` already."""
+    if start > when:
+        return start
+    periods = int((when - start).total_seconds() // every_s) + 1
+    return start + timedelta(seconds=every_s * periods)
+
+
+def _find_recurring(s: Session, recurring_id: str, lock: bool = False) -> RecurringRow | None:
+    row = s.get(RecurringRow, recurring_id, with_for_update=lock)
+    if row is None and len(recurring_id) >= 4:  # a unique prefix will do
+        prefix = RecurringRow.id.startswith(recurring_id, autoescape=True)
+        query = select(RecurringRow).where(prefix)
+        rows = list(s.scalars(query.with_for_update() if lock else query))
+        row = rows[0] if len(rows) == 1 else None
+    return row
 
 
 def as_utc(moment: datetime) -> datetime:

@@ -197,7 +197,8 @@ class RatingRow(Base):
 class RecurringRow(Base):
     """A tournament run again and again (Celery beat creates each run when it is due):
     every run takes the newest version of every registered bot that plays the game,
-    plus the house bots named here."""
+    plus the house bots named here. A paused one (``enabled`` false) makes no run; a
+    deleted one is gone, and its runs stay (they are ordinary tournaments)."""
 
     __tablename__ = "recurring"
 
@@ -214,6 +215,10 @@ class RecurringRow(Base):
     every_s: Mapped[int] = mapped_column(Integer)
     next_run: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     runs: Mapped[int] = mapped_column(Integer, default=0)
+    #: the latest run: named when it is claimed, before its tournament is written
     last_tournament_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    #: false: paused
     enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    #: when the latest run was claimed (its tournament may not be written yet)
+    claimed: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -60,6 +60,8 @@ class TournamentSpec:
     decision_ms: int = 0
     time_bank_ms: int = 0
     max_groups: int | None = None
+    #: the tournament's id (none: a new one); a recurring run's is named when it is claimed
+    tournament_id: str | None = None
 
 
 def resolve_bot(store: Store, registry: Registry, game: str, spec: str) -> BotRow:
@@ -132,7 +134,7 @@ def create_tournament(
         schedule = round_robin(
             list(by_label), spec.seats, spec.games_per_pairing, seed, spec.max_groups
         )
-    tournament_id = uuid.uuid4().hex[:12]
+    tournament_id = spec.tournament_id or uuid.uuid4().hex[:12]
     tournament = TournamentRow(
         id=tournament_id,
         name=spec.name or f"{spec.game} {spec.format}",

@@ -746,3 +746,68 @@ class LeaderboardRow(_message.Message):
     openskill_mu: float
     openskill_sigma: float
     def __init__(self, rank: _Optional[int] = ..., bot_id: _Optional[str] = ..., bot: _Optional[str] = ..., games: _Optional[int] = ..., wins: _Optional[int] = ..., draws: _Optional[int] = ..., losses: _Optional[int] = ..., score: _Optional[float] = ..., elo: _Optional[float] = ..., elo_low: _Optional[float] = ..., elo_high: _Optional[float] = ..., online_elo: _Optional[float] = ..., openskill_mu: _Optional[float] = ..., openskill_sigma: _Optional[float] = ...) -> None: ...
+
+class ListRecurringRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListRecurringResponse(_message.Message):
+    __slots__ = ("recurring",)
+    RECURRING_FIELD_NUMBER: _ClassVar[int]
+    recurring: _containers.RepeatedCompositeFieldContainer[RecurringInfo]
+    def __init__(self, recurring: _Optional[_Iterable[_Union[RecurringInfo, _Mapping]]] = ...) -> None: ...
+
+class PauseRecurringRequest(_message.Message):
+    __slots__ = ("recurring_id",)
+    RECURRING_ID_FIELD_NUMBER: _ClassVar[int]
+    recurring_id: str
+    def __init__(self, recurring_id: _Optional[str] = ...) -> None: ...
+
+class ResumeRecurringRequest(_message.Message):
+    __slots__ = ("recurring_id",)
+    RECURRING_ID_FIELD_NUMBER: _ClassVar[int]
+    recurring_id: str
+    def __init__(self, recurring_id: _Optional[str] = ...) -> None: ...
+
+class DeleteRecurringRequest(_message.Message):
+    __slots__ = ("recurring_id",)
+    RECURRING_ID_FIELD_NUMBER: _ClassVar[int]
+    recurring_id: str
+    def __init__(self, recurring_id: _Optional[str] = ...) -> None: ...
+
+class RecurringInfo(_message.Message):
+    __slots__ = ("recurring_id", "name", "game", "variants", "options", "seats", "games_per_pairing", "house_bots", "every_s", "next_run", "runs", "last_tournament_id", "paused")
+    class OptionsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    RECURRING_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    GAMES_PER_PAIRING_FIELD_NUMBER: _ClassVar[int]
+    HOUSE_BOTS_FIELD_NUMBER: _ClassVar[int]
+    EVERY_S_FIELD_NUMBER: _ClassVar[int]
+    NEXT_RUN_FIELD_NUMBER: _ClassVar[int]
+    RUNS_FIELD_NUMBER: _ClassVar[int]
+    LAST_TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    PAUSED_FIELD_NUMBER: _ClassVar[int]
+    recurring_id: str
+    name: str
+    game: str
+    variants: _containers.RepeatedScalarFieldContainer[str]
+    options: _containers.ScalarMap[str, str]
+    seats: int
+    games_per_pairing: int
+    house_bots: _containers.RepeatedScalarFieldContainer[str]
+    every_s: int
+    next_run: str
+    runs: int
+    last_tournament_id: str
+    paused: bool
+    def __init__(self, recurring_id: _Optional[str] = ..., name: _Optional[str] = ..., game: _Optional[str] = ..., variants: _Optional[_Iterable[str]] = ..., options: _Optional[_Mapping[str, str]] = ..., seats: _Optional[int] = ..., games_per_pairing: _Optional[int] = ..., house_bots: _Optional[_Iterable[str]] = ..., every_s: _Optional[int] = ..., next_run: _Optional[str] = ..., runs: _Optional[int] = ..., last_tournament_id: _Optional[str] = ..., paused: _Optional[bool] = ...) -> None: ...

@@ -175,6 +175,26 @@ class ArenaServiceStub:
                 request_serializer=arena_dot_v1_dot_arena__pb2.GetLeaderboardRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_arena__pb2.Leaderboard.FromString,
                 _registered_method=True)
+        self.ListRecurring = channel.unary_unary(
+                '/arena.v1.ArenaService/ListRecurring',
+                request_serializer=arena_dot_v1_dot_arena__pb2.ListRecurringRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.ListRecurringResponse.FromString,
+                _registered_method=True)
+        self.PauseRecurring = channel.unary_unary(
+                '/arena.v1.ArenaService/PauseRecurring',
+                request_serializer=arena_dot_v1_dot_arena__pb2.PauseRecurringRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.RecurringInfo.FromString,
+                _registered_method=True)
+        self.ResumeRecurring = channel.unary_unary(
+                '/arena.v1.ArenaService/ResumeRecurring',
+                request_serializer=arena_dot_v1_dot_arena__pb2.ResumeRecurringRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.RecurringInfo.FromString,
+                _registered_method=True)
+        self.DeleteRecurring = channel.unary_unary(
+                '/arena.v1.ArenaService/DeleteRecurring',
+                request_serializer=arena_dot_v1_dot_arena__pb2.DeleteRecurringRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.RecurringInfo.FromString,
+                _registered_method=True)
 
 
 class ArenaServiceServicer:
@@ -260,6 +280,37 @@ class ArenaServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListRecurring(self, request, context):
+        """Recurring tournaments (`arena tournament create --every`; Celery beat makes each
+        run when it is due). Listing is public; pausing, resuming and deleting are organiser
+        only. An unknown id is NOT_FOUND. A paused one makes no run until resumed; resuming
+        keeps its cadence (the next run is its first time after now: runs missed while
+        paused are not made up); a deleted one never runs again, and its runs (tournaments)
+        stay. A run going on plays to its end in every case.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PauseRecurring(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResumeRecurring(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteRecurring(self, request, context):
+        """what was deleted
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -322,6 +373,26 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.GetLeaderboard,
                     request_deserializer=arena_dot_v1_dot_arena__pb2.GetLeaderboardRequest.FromString,
                     response_serializer=arena_dot_v1_dot_arena__pb2.Leaderboard.SerializeToString,
+            ),
+            'ListRecurring': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListRecurring,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.ListRecurringRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.ListRecurringResponse.SerializeToString,
+            ),
+            'PauseRecurring': grpc.unary_unary_rpc_method_handler(
+                    servicer.PauseRecurring,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.PauseRecurringRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.RecurringInfo.SerializeToString,
+            ),
+            'ResumeRecurring': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResumeRecurring,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.ResumeRecurringRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.RecurringInfo.SerializeToString,
+            ),
+            'DeleteRecurring': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteRecurring,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.DeleteRecurringRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.RecurringInfo.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -650,6 +721,114 @@ class ArenaService:
             '/arena.v1.ArenaService/GetLeaderboard',
             arena_dot_v1_dot_arena__pb2.GetLeaderboardRequest.SerializeToString,
             arena_dot_v1_dot_arena__pb2.Leaderboard.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListRecurring(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.ArenaService/ListRecurring',
+            arena_dot_v1_dot_arena__pb2.ListRecurringRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.ListRecurringResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PauseRecurring(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.ArenaService/PauseRecurring',
+            arena_dot_v1_dot_arena__pb2.PauseRecurringRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.RecurringInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResumeRecurring(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.ArenaService/ResumeRecurring',
+            arena_dot_v1_dot_arena__pb2.ResumeRecurringRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.RecurringInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteRecurring(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.ArenaService/DeleteRecurring',
+            arena_dot_v1_dot_arena__pb2.DeleteRecurringRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.RecurringInfo.FromString,
             options,
             channel_credentials,
             insecure,

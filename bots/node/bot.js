@@ -7,6 +7,7 @@
 //   node bot.js --referee 127.0.0.1:50051 --register-as NAME   (registers first; containers)
 //   node bot.js --referee 127.0.0.1:50051 --register-as NAME --token-file PATH
 //     (registers on the first start only: the token is kept in PATH for the next ones)
+//   ... --register-as NAME --key KEY   (a referee whose registration is closed)
 "use strict";
 
 const fs = require("fs");
@@ -17,6 +18,7 @@ const protoLoader = require("@grpc/proto-loader");
 function parseArgs(argv) {
   const args = {
     referee: "127.0.0.1:50051", token: "", matches: 0, "register-as": "", "token-file": "",
+    key: "",
   };
   for (let i = 2; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, "");
@@ -127,7 +129,9 @@ function decideStratego(kind, o) {
 // RegisterBot on the arena service, waiting (up to two minutes) for the referee to be up.
 function register(arena, args, done, failed, deadline = Date.now() + 120000) {
   const service = new arena.ArenaService(args.referee, grpc.credentials.createInsecure());
-  const request = { name: args["register-as"], games: ["risk", "stratego"] };
+  const request = {
+    name: args["register-as"], registration_key: args.key, games: ["risk", "stratego"],
+  };
   service.RegisterBot(request, { deadline: Date.now() + 10000 }, (err, reply) => {
     service.close();
     if (!err) {

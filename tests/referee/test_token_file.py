@@ -13,7 +13,7 @@ import pytest
 
 from arena.v1 import arena_pb2 as pb
 
-from .conftest import ROOT, RPC_TIMEOUT, Process, RefereeServer, wait_until
+from .conftest import REGISTRATION_KEY, ROOT, RPC_TIMEOUT, Process, RefereeServer, wait_until
 
 KINDS = ("python", "node")
 
@@ -137,3 +137,31 @@ def test_a_token_file_alone_reads_the_token_and_a_missing_one_is_a_clear_error(
         wait_until(lambda: _connected(referee_server, name, process), 30, f"{name} to connect")
     finally:
         process.stop()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_bot_registers_itself_with_the_key_of_a_closed_registration(
+    locked_referee: RefereeServer, tmp_path: Path, kind: str
+) -> None:
+    """The compose file closes registration: its bots register with the key (--key)."""
+    name = f"keyed-{kind}"
+    token_file = tmp_path / f"{name}.token"
+    without = Process(
+        f"{name}-nokey",
+        _command(kind, locked_referee, "--register-as", name, "--token-file", str(token_file)),
+        tmp_path,
+    )
+    try:
+        assert without.wait(timeout=30) != 0
+    finally:
+        without.stop()
+    assert "registration is closed" in without.stdout() + without.stderr()
+    assert _versions(locked_referee, name) == [] and not token_file.exists()
+
+    command = _command(kind, locked_referee, "--register-as", name, "--token-file", str(token_file))
+    keyed = Process(f"{name}-key", [*command, "--key", REGISTRATION_KEY], tmp_path)
+    try:
+        wait_until(lambda: _connected(locked_referee, name, keyed), 30, f"{name} to connect")
+    finally:
+        keyed.stop()
+    assert [bot.version for bot in _versions(locked_referee, name)] == [1]
