@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -57,6 +58,14 @@ class Seat:
     forfeit_why: str = ""
 
 
+def new_request_id() -> int:
+    """A fresh request id: random, so that it tells a bot nothing of the requests sent to
+    other seats (a counter would show, say, how many tries the first seat's Stratego setup
+    took); below 2**53, so that clients reading numbers as doubles (JavaScript) keep it
+    exact, and never 0 (unset on the wire)."""
+    return secrets.randbits(53) or 1
+
+
 @dataclass
 class LiveMatch:
     referee: Referee
@@ -73,7 +82,8 @@ class LiveMatch:
     status: str = "running"
     done: asyncio.Event = field(default_factory=asyncio.Event)
     spectators: list[asyncio.Queue[Any]] = field(default_factory=list)
-    _next_request: int = 0
+    #: the id of the last request sent (random: see ``new_request_id``)
+    _last_request: int = 0
     #: the steps of the replay, each as its JSON text: strings are not tracked by the
     #: garbage collector, whose full collections otherwise walk every step of every
     #: match in memory (200 ms pauses of the whole referee, seen with 16 matches), and
@@ -234,8 +244,7 @@ class LiveMatch:
         request.deadline_ms = self.decision_ms
         request.time_bank_ms = seat.bank_ms
         request.attempt = attempt
-        self._next_request += 1
-        request.request_id = self._next_request
+        self._last_request = request.request_id = new_request_id()
         events = self._unsent.pop(seat_index, [])
         if events:
             request.events_json.extend(events)
@@ -252,7 +261,7 @@ class LiveMatch:
                 pb.RefereeMessage(
                     rejected=pb.ActionRejected(
                         match_id=self.match_id,
-                        request_id=self._next_request,
+                        request_id=self._last_request,
                         reason=reason,
                         allowed=allowed,
                         strikes=seat.strikes,

@@ -4,6 +4,7 @@ and the events that seat has not seen yet, each sent once."""
 from __future__ import annotations
 
 import importlib.util
+import itertools
 from pathlib import Path
 
 from arena.plugins import load_registry
@@ -47,12 +48,13 @@ def test_request_carries_the_seat_clock_and_its_unsent_events_once() -> None:
     assert (wire.deadline_ms, wire.time_bank_ms) == (250, 1234)
     assert list(wire.events_json) == events == ['{"type":"one"}', '{"type":"two"}']
     assert observation_from_proto(wire.observation) == observation
-    assert wire.request_id == 1
+    assert 0 < wire.request_id < 2**53  # exact as a JavaScript number
     # the other seat's events stay queued for it; this seat's are gone
     assert match._unsent == {(seat + 1) % 3: ['{"type":"other"}']}
 
     again, events = match.decision_message(seat, decision, observation, "{}", 1)
-    assert again.decision.request_id == 2  # a re-ask is a new request: the old id is stale
+    # a re-ask is a new request: the old id is stale
+    assert again.decision.request_id not in (0, wire.request_id)
     assert list(again.decision.events_json) == events == []
 
 
@@ -66,3 +68,22 @@ def test_the_protocol_benchmark_floor_runs_the_real_code_paths() -> None:
     spec.loader.exec_module(bench)
     referee_us, bot_us = bench.on_path_work(games=1, turn_limit=3)
     assert referee_us > 0 and bot_us > 0
+
+
+def test_request_ids_tell_nothing_of_other_requests() -> None:
+    """Ids are random, not a count of the match's requests: seat 1's first Stratego setup
+    request must not show how many tries seat 0's setup took."""
+    match = _match()
+    state = GAME.new_state(3, 5, {}, [])
+    decision = state.decision()
+    observation = state.observation(decision.player)
+    ids = [
+        match.decision_message(decision.player, decision, observation, "{}", 1)[
+            0
+        ].decision.request_id
+        for _ in range(200)
+    ]
+    assert len(set(ids)) == len(ids)
+    assert all(0 < i < 2**53 for i in ids)
+    steps = {b - a for a, b in itertools.pairwise(ids)}
+    assert len(steps) > 100, "ids follow a pattern"
