@@ -174,3 +174,26 @@ def test_a_database_outage_while_recording_keeps_the_played_result(cluster) -> N
     after = cluster.store.match(match.id)
     assert after.attempts == 1 and cluster.plays(seats=3) == 1  # played once, kept
     verify_from_start(cluster, match.id)
+
+
+def test_a_queued_tournament_survives_a_redis_without_persistence(cluster) -> None:
+    # nobody follows a queued (or recurring) run: beat's sweep finds its lost tasks
+    cluster.settings.update(ARENA_TEST_THINK_MS="5")
+    worker = cluster.worker("w1")
+    cluster.beat()
+    risk = [arg for arg in SLOW if arg != "--quiet"]
+    created = cluster.arena(
+        *("tournament", "create", *risk, *FOUR, "--bots", SLOW_BOTS, "--db", cluster.db)
+    )
+    assert created.returncode == 0, created.stderr
+    tid = cluster.tournament_id(created.stdout)
+    cluster.wait(lambda: cluster.running(tid), 60, "a match to start")
+
+    cluster.redis.restart_empty()
+
+    store = cluster.store
+    cluster.wait(lambda: store.tournament(tid).status == "finished", 180, "the run to finish")
+    cluster.played_once(tid)
+    assert all(m.attempts == 1 for m in store.tournament_matches(tid))
+    assert cluster.plays(seats=3) == 4
+    assert "re-sent 3 matches whose tasks were lost (broker restarted?)" in worker.log()
