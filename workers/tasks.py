@@ -175,6 +175,7 @@ def play_match(self: Any, match_id: str, first_try: float | None = None) -> dict
     version.)"""
     flush_spool()
     s = _db(store)
+    _db(lambda: s.delivered(match_id))  # a sweep must not take its task for lost
     row = _db(lambda: s.match(match_id))
     if row is None or row.tournament_id is None:
         return outcome_to_dict(Outcome(match_id, "failed", error=f"no tournament match {match_id}"))

@@ -512,6 +512,17 @@ class Store:
                     execution_options=_NO_SYNC,
                 )
 
+    def delivered(self, match_id: str) -> None:
+        """A task for this match has reached a worker: while it is pending, its task is
+        not lost (the worker may ask the referees for a while before it claims it)."""
+        with self.session() as s, s.begin():
+            s.execute(
+                update(MatchRow)
+                .where(MatchRow.id == match_id, MatchRow.status == "pending")
+                .values(sent=now()),
+                execution_options=_NO_SYNC,
+            )
+
     def reclaim_stale(self, tournament_ids: Sequence[str] | None = None) -> list[str]:
         """Running matches whose worker let its lease lapse (it died, or lost the
         store): pending again, to be sent again at once. Their ids. ``tournament_ids``
@@ -537,9 +548,9 @@ class Store:
     def unclaimed(
         self, older_than_s: float, tournament_ids: Sequence[str] | None = None
     ) -> list[str]:
-        """Pending matches sent more than ``older_than_s`` ago that no worker claimed
-        and that wait for no retry: the caller has seen that their tasks are lost, and
-        sends them again. Their ids."""
+        """Pending matches sent (or last delivered: :meth:`delivered`) more than
+        ``older_than_s`` ago that no worker claimed and that wait for no retry: the
+        caller has seen that their tasks are lost, and sends them again. Their ids."""
         return self._to_send(
             tournament_ids,
             [

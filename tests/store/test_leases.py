@@ -94,6 +94,8 @@ def test_pending_matches_whose_tasks_were_lost_are_found(store, tid) -> None:
     assert store.unclaimed(-1, [tid]) == []  # never sent: nobody waits for them
     store.mark_sent(ids)
     assert store.claim_match(ids[0], "w1", 60) == 1
+    store.delivered(ids[0])  # running: nothing changes
+    assert store.match(ids[0]).status == "running"
     assert store.unclaimed(3600, [tid]) == []  # sent just now
     assert sorted(store.unclaimed(-1)) == sorted(ids[1:])  # every running tournament's
     store.set_tournament_status(tid, "stopped")
@@ -137,3 +139,11 @@ def test_deliveries_racing_from_processes_claim_once(store, tid, race) -> None:
     outputs = race(CLAIM, [[store.url, m, f"w{n}"] for n in range(4)])
     assert sorted(outputs) == ["1", "None", "None", "None"]
     assert store.match(m).attempts == 1
+
+
+def test_a_delivered_task_is_not_taken_for_lost(store, tid) -> None:
+    m = _ids(store, tid)[0]
+    store.mark_sent([m])
+    sent = store.match(m).sent
+    store.delivered(m)  # a worker got the task and asks the referees before it claims
+    assert store.match(m).sent > sent
