@@ -200,19 +200,28 @@ def play_match(self: Any, match_id: str, first_try: float | None = None) -> dict
     if attempt is None:
         return _skipped(match_id, "claimed by another delivery")
     with Lease(s, match_id, attempt):
-        if address is None:
-            outcome = play_local(job)
-        else:
-            client = RefereeClient(address, settings.organiser_key)
-            try:
-                outcome = client.play(job)
-            finally:
-                client.close()
-            if outcome.status == "aborted":  # referee unreachable or restarted: again
-                return _again(row, f"{address}: {outcome.error}", attempt)
+        try:
+            outcome = _play(job, address)
+        except Exception as exc:  # the soft time limit, a bug: its run decides what next
+            why = f"{type(exc).__name__}: {exc}"
+            return record(Outcome(match_id, "aborted", error=why), attempt)
+        if address is not None and outcome.status == "aborted":
+            # referee unreachable or restarted: again
+            return _again(row, f"{address}: {outcome.error}", attempt)
         # the lease is kept while the result is written: a store that is away a while
         # does not make the match look abandoned
         return record(outcome, attempt)
+
+
+def _play(job: MatchJob, address: str | None) -> Outcome:
+    """Play the job here (house bots only) or on the referee at ``address``."""
+    if address is None:
+        return play_local(job)
+    client = RefereeClient(address, settings.organiser_key)
+    try:
+        return client.play(job)
+    finally:
+        client.close()
 
 
 def _claimable(row: Any) -> bool:

@@ -350,12 +350,17 @@ class Store:
 
         ``attempt``: the fencing token of a worker's claim (:meth:`claim_match`). The
         write then happens only if nobody has claimed the match since: a worker that was
-        taken for dead, and whose match was given to another, changes nothing."""
+        taken for dead, and whose match was given to another, changes nothing. Without
+        it, an unfinished outcome leaves a match that a worker holds alone."""
         guard = [MatchRow.id == outcome.match_id, MatchRow.status.not_in(FINAL)]
         if attempt is not None:
             guard.append(MatchRow.attempts == attempt)
         with self.session() as s, s.begin():
             if outcome.status != "finished":
+                if attempt is None:
+                    # a match a worker holds is that worker's to put off or give up (a
+                    # referee's word that it aborted reaches the worker too)
+                    guard.append(or_(MatchRow.status != "running", MatchRow.lease_until.is_(None)))
                 done = s.execute(
                     update(MatchRow)
                     .where(*guard)
@@ -523,17 +528,25 @@ class Store:
                 execution_options=_NO_SYNC,
             )
 
-    def reclaim_stale(self, tournament_ids: Sequence[str] | None = None) -> list[str]:
+    def reclaim_stale(
+        self, tournament_ids: Sequence[str] | None = None, max_attempts: int = 5
+    ) -> list[str]:
         """Running matches whose worker let its lease lapse (it died, or lost the
         store): pending again, to be sent again at once. Their ids. ``tournament_ids``
-        None: every running tournament's."""
-        moment = now()
-        return self._to_send(
+        None: every running tournament's. A match that has lost its worker
+        ``max_attempts`` times (one that kills its worker: out of memory) is left
+        ``aborted`` instead, for its tournament's run to decide."""
+        stale = [MatchRow.status == "running", MatchRow.lease_until < now()]
+        lapsed = literal("the lease of ") + MatchRow.worker + literal(" lapsed")
+        self._to_send(
             tournament_ids,
-            [MatchRow.status == "running", MatchRow.lease_until < moment],
-            status="pending",
+            [*stale, MatchRow.attempts >= max_attempts],
+            status="aborted",
             lease_until=None,
-            error=literal("the lease of ") + MatchRow.worker + literal(" lapsed"),
+            error=lapsed + literal(f", {max_attempts} attempts: given up"),
+        )
+        return self._to_send(
+            tournament_ids, stale, status="pending", lease_until=None, error=lapsed
         )
 
     def due_retries(self, tournament_ids: Sequence[str] | None = None) -> list[str]:

@@ -147,3 +147,25 @@ def test_a_delivered_task_is_not_taken_for_lost(store, tid) -> None:
     sent = store.match(m).sent
     store.delivered(m)  # a worker got the task and asks the referees before it claims
     assert store.match(m).sent > sent
+
+
+def test_only_the_worker_that_holds_a_match_marks_it_unfinished(store, tid) -> None:
+    m = _ids(store, tid)[0]
+    assert store.claim_match(m, "w1", 60, "ref:1") == 1
+    # the referee aborts it (shutting down): the worker hears it too, and puts it off
+    assert not store.record_result(Outcome(m, "aborted", error="referee shutting down"))
+    assert store.match(m).status == "running"
+    assert store.record_result(Outcome(m, "aborted", error="gave up"), attempt=1)
+    assert store.match(m).status == "aborted"
+    # a finished result from the referee counts whoever holds the match
+    assert store.claim_match(m, "w2", 60, "ref:1") == 2
+    assert store.record_result(_finished(m))
+
+
+def test_a_match_that_keeps_losing_its_worker_is_given_up(store, tid) -> None:
+    m = _ids(store, tid)[0]
+    for attempt in (1, 2):
+        assert store.claim_match(m, "w1", -1) == attempt
+        assert store.reclaim_stale([tid], max_attempts=2) == ([m] if attempt < 2 else [])
+    row = store.match(m)
+    assert (row.status, row.error) == ("aborted", "the lease of w1 lapsed, 2 attempts: given up")
