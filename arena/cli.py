@@ -497,13 +497,14 @@ class ProgressBar:
         self.stream.flush()
 
 
-def _executor(args: argparse.Namespace) -> Any:
+def _executor(args: argparse.Namespace, store: Any) -> Any:
     from arena.tournament.executor import LocalExecutor, RefereeClient
 
     if args.executor == "celery":
         from arena.tournament.distributed import CeleryExecutor, Settings
 
-        return CeleryExecutor(Settings.from_env())
+        # the client follows the matches in the store it was given (--db)
+        return CeleryExecutor(Settings.from_env(), store=store)
     referee = RefereeClient(args.referee, args.organiser_key or "") if args.referee else None
     return LocalExecutor(workers=args.workers, referee=referee)
 
@@ -627,7 +628,7 @@ def _run_and_report(args: argparse.Namespace, store: Any, tournament: Any) -> in
     from arena.tournament.runner import run_tournament
 
     progress = None if args.quiet else ProgressBar()
-    executor = _executor(args)
+    executor = _executor(args, store)
     try:
         summary = run_tournament(store, tournament.id, executor, progress=progress)
     except KeyboardInterrupt:
@@ -715,6 +716,12 @@ def cmd_tournament_show(args: argparse.Namespace) -> int:
     print(
         "  bots: " + ", ".join(e.label + (" (challenger)" if e.challenger else "") for e in entries)
     )
+    running = store.tournament_matches(t.id, statuses=["running"])
+    if running:
+        # what an operator needs to see a stall: how long, who plays it, where
+        print("  running now:")
+        for m in running:
+            print("    " + _running_line(m))
     if args.matches:
         print()
         for m in store.tournament_matches(t.id):
@@ -736,6 +743,21 @@ def _recurring_line(r: Any) -> str:
         f"recurring {r.id}  every {r.every_s} s  next {r.next_run:%Y-%m-%d %H:%M}  "
         f"{r.name}  ({r.runs} runs, last {r.last_tournament_id or '-'}){state}"
     )
+
+
+def _running_line(match: Any) -> str:
+    """A running match: its age, attempt, worker, referee and lease."""
+    from arena.store.db import as_utc
+    from arena.store.models import now
+
+    moment = now()
+    age = f"{(moment - as_utc(match.started)).total_seconds():.0f} s" if match.started else "?"
+    line = f"{match.id}  for {age} (attempt {match.attempts})"
+    line += f"  worker {match.worker or '-'}  referee {match.referee or 'in-process'}"
+    if match.lease_until is not None:
+        left = (as_utc(match.lease_until) - moment).total_seconds()
+        line += f"  lease {left:.0f} s left" if left >= 0 else f"  lease lapsed {-left:.0f} s ago"
+    return line
 
 
 def cmd_tournament_list(args: argparse.Namespace) -> int:

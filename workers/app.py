@@ -23,9 +23,10 @@ app.conf.update(
     result_serializer="json",
     accept_content=["json"],
     # A match task is acknowledged when it ends, not when it starts: a worker that dies
-    # mid-match (killed, out of memory, the machine gone) leaves the task unacknowledged,
-    # so the broker hands it to another worker, which plays the match again from its
-    # start. Results are idempotent by match id, so a match played twice counts once.
+    # mid-match leaves it unacknowledged, and Redis hands it out again after the
+    # visibility timeout. That is the last resort: the worker's lease on the match row
+    # lapses long before, and a sweep (the client's, beat's) sends the match again; the
+    # late redelivery then finds the match claimed or finished and does nothing.
     task_acks_late=True,
     # ...and a pool process killed under a live worker makes the worker give the task
     # back at once instead of marking it failed.
@@ -38,7 +39,8 @@ app.conf.update(
         1, settings.task_time_limit_s - min(30, settings.task_time_limit_s // 5)
     ),
     # Redis redelivers an unacknowledged task after this long (a worker that died
-    # without its parent noticing): above the time limit, so no live task is doubled.
+    # without its parent noticing): above the time limit, so a live task is seldom
+    # doubled (and a doubled one does nothing: the match is claimed).
     # Kombu looks for such tasks only every interval x throttle seconds (10 x 10 by
     # default): a tenth of the timeout, so a lost task waits little longer than that.
     broker_transport_options={
@@ -55,6 +57,13 @@ app.conf.update(
         "recurring-tournaments": {
             "task": "arena.fire_due_tournaments",
             "schedule": settings.beat_interval_s,
-        }
+        },
+        # a lapsed lease, a due retry, a lost task: found within a beat interval
+        "sweep-matches": {
+            "task": "arena.sweep_matches",
+            "schedule": settings.beat_interval_s,
+            # sweeps that waited behind busy workers are dropped, not run in a row
+            "options": {"expires": max(1.0, settings.beat_interval_s)},
+        },
     },
 )

@@ -9,31 +9,53 @@
 * ``arena.fire_due_tournaments()``: beat's periodic task; creates and schedules the runs
   of recurring tournaments that are due.
 
-Transient trouble (a referee unreachable, a bot not connected yet, the database away)
-is retried with a growing pause; what cannot succeed ends in a clear state: a match that
-cannot be played as asked is ``failed``, and a bot that never connects is played anyway
-after ``ARENA_BOT_WAIT_S``, so the referee scores it as forfeiting.
+* ``arena.sweep_matches()``: beat's other periodic task: sends again the matches whose
+  worker died, whose retry is due, or whose task was lost (``distributed.sweep``).
+
+A match is claimed (a guarded UPDATE with an attempt number, the fencing token) before
+it is played, and the claim is a lease that the worker renews while it plays.
+Transient trouble before playing (a referee unreachable, a bot not connected yet) puts
+the match off on its row with a growing pause, and a sweep sends it again to whichever
+worker is free; a store that is away is waited for, and a played result is kept (in
+the spool if need be) until it is written. What cannot succeed ends in a clear state: a
+match that cannot be played as asked is ``failed``, and a bot that never connects is
+played anyway after ``ARENA_BOT_WAIT_S``, so the referee scores it as forfeiting.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import random
+import threading
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 from celery.signals import worker_process_init
 from sqlalchemy.exc import OperationalError
 
 from arena.engine.seeds import fresh_seed
 from arena.store import Outcome, Store, variant_key
-from arena.tournament.distributed import outcome_from_dict, outcome_to_dict
+from arena.store.db import WAITING, as_utc
+from arena.store.models import now
+from arena.tournament.distributed import (
+    outcome_from_dict,
+    outcome_of_row,
+    outcome_to_dict,
+    queued_tasks,
+    sweep,
+)
 from arena.tournament.executor import MatchJob, RefereeClient, play_local
 from arena.tournament.leaderboard import refresh
 from arena.tournament.runner import TournamentSpec, create_tournament, jobs
 from workers.app import app, settings
 
+T = TypeVar("T")
 log = logging.getLogger("arena.workers")
 _store: Store | None = None
 #: retries of transient trouble: the pause doubles from 1 s up to 30 s
@@ -58,6 +80,7 @@ def _warm_up(**_: Any) -> None:
     _preload()
     try:
         store()
+        flush_spool()
     except OperationalError:
         log.warning("the store is not reachable yet; the first task will open it")
 
@@ -119,91 +142,231 @@ def schedule_tournament(tournament_id: str) -> int:
         finish_tournament.delay(tournament.id)
         return 0
     s.set_tournament_status(tournament.id, "running")
+    s.mark_sent([m.id for m in todo])
     for match in todo:
         play_match.delay(match.id)
     return len(todo)
 
 
-@app.task(
-    name="arena.play_match",
-    bind=True,
-    max_retries=MAX_RETRIES,
-    autoretry_for=(OperationalError,),
-    retry_backoff=True,
-    retry_backoff_max=30,
-)
+@app.task(name="arena.sweep_matches")
+def sweep_matches() -> dict[str, list[str]]:
+    """Beat's sweep of every running tournament (the same as a tournament client's):
+    send again the matches whose worker died, whose retry is due, or whose task was lost
+    with the queue, so that a run nobody watches never stalls."""
+    swept = sweep(_db(store), settings, lambda match_id: play_match.delay(match_id), _queued)
+    for line in swept.notices():
+        log.warning("%s", line)
+    return {"stale": swept.stale, "due": swept.due, "lost": swept.lost}
+
+
+def _queued() -> int | None:
+    return queued_tasks(app)
+
+
+@app.task(name="arena.play_match", bind=True)
 def play_match(self: Any, match_id: str, first_try: float | None = None) -> dict[str, Any]:
-    """Play one match and record it. Idempotent: a finished match is not played again
-    (a redelivered task after a worker died just returns the stored result)."""
-    s = store()
-    first_try = first_try or time.time()
-    row = s.match(match_id)
+    """Claim the match, play it, record it. A delivery that cannot claim it (another
+    worker plays it, it is finished, its retry is not due) does nothing.
+
+    Transient trouble before the match is played (no referee answers, its bots are not
+    all connected) or a match the referee aborted is put off on its row, and this task
+    returns: whoever sweeps sends it again when it is due, to whichever worker is free.
+    (``first_try`` is read by nothing: it is accepted from tasks queued by an older
+    version.)"""
+    flush_spool()
+    s = _db(store)
+    _db(lambda: s.delivered(match_id))  # a sweep must not take its task for lost
+    row = _db(lambda: s.match(match_id))
     if row is None or row.tournament_id is None:
         return outcome_to_dict(Outcome(match_id, "failed", error=f"no tournament match {match_id}"))
     if row.status == "finished":
-        return _stored(row)
-    tournament = s.tournament(row.tournament_id)
-    job = jobs(s, tournament, [row])[0]
-    if not job.remote:
-        s.start_match(job.match_id, job.game, [seat.label for seat in job.seats])
-        outcome = play_local(job)
-    else:
+        return outcome_to_dict(outcome_of_row(row))
+    if not _claimable(row):
+        return _skipped(match_id, f"it is {row.status}, nothing to do")
+    tournament = _db(lambda: s.tournament(row.tournament_id))
+    job = _db(lambda: jobs(s, tournament, [row])[0])
+    address = None
+    if job.remote:
         address, everyone = choose_referee(job, settings.referees)
         if address is None:
-            return _again(self, match_id, first_try, "no referee answers")
-        if not everyone and time.time() - first_try < settings.bot_wait_s:
-            return _again(self, match_id, first_try, "its bots are not all connected")
+            return _again(row, "no referee answers")
+        if not everyone and _waited(row) < settings.bot_wait_s:
+            return _again(row, "its bots are not all connected")
         # (after the wait, the match is played where most of its bots are: the referee
         # gives the absent ones its grace period, then scores them as forfeiting)
-        client = RefereeClient(address, settings.organiser_key)
+    # the claim comes before any play: of two deliveries at once, one plays
+    worker = _worker_name(self)
+    attempt = _db(lambda: s.claim_match(match_id, worker, settings.lease_s, address or ""))
+    if attempt is None:
+        return _skipped(match_id, "claimed by another delivery")
+    with Lease(s, match_id, attempt):
         try:
-            outcome = client.play(job)
-        finally:
-            client.close()
-        if outcome.status == "aborted":  # referee unreachable or restarted: play it again
-            return _again(self, match_id, first_try, f"{address}: {outcome.error}")
-    return record(outcome)
+            outcome = _play(job, address)
+        except Exception as exc:  # the soft time limit, a bug: its run decides what next
+            why = f"{type(exc).__name__}: {exc}"
+            return record(Outcome(match_id, "aborted", error=why), attempt)
+        if address is not None and outcome.status == "aborted":
+            # referee unreachable or restarted: again
+            return _again(row, f"{address}: {outcome.error}", attempt)
+        # the lease is kept while the result is written: a store that is away a while
+        # does not make the match look abandoned
+        return record(outcome, attempt)
 
 
-def _again(task: Any, match_id: str, first_try: float, why: str) -> dict[str, Any]:
-    """Retry later; after the last retry, record the match as aborted (a resume or a
-    later run plays it again) and say why."""
-    if task.request.retries >= task.max_retries:
-        error = f"gave up after {task.request.retries} retries: {why}"
-        return record(Outcome(match_id, "aborted", error=error))
-    log.info("match %s: %s; trying again", match_id, why)
-    raise task.retry(countdown=_backoff(task.request.retries), kwargs={"first_try": first_try})
+def _play(job: MatchJob, address: str | None) -> Outcome:
+    """Play the job here (house bots only) or on the referee at ``address``."""
+    if address is None:
+        return play_local(job)
+    client = RefereeClient(address, settings.organiser_key)
+    try:
+        return client.play(job)
+    finally:
+        client.close()
 
 
-def _stored(row: Any) -> dict[str, Any]:
-    result = row.result or {}
-    return outcome_to_dict(
-        Outcome(
-            row.id,
-            row.status,
-            reason=result.get("reason", ""),
-            places=tuple(result.get("places", ())),
-            detail=result.get("detail", ""),
-            forfeits=tuple((f["seat"], f["why"]) for f in result.get("forfeits", ())),
-        )
-    )
+def _claimable(row: Any) -> bool:
+    return row.status in WAITING and (row.retry_at is None or as_utc(row.retry_at) <= now())
 
 
-def record(outcome: Outcome) -> dict[str, Any]:
-    """Write the outcome (once), then what follows from it."""
-    s = store()
-    s.record_result(outcome)
-    row = s.match(outcome.match_id)
+def _waited(row: Any) -> float:
+    """Seconds since the match was first put off (0 if never)."""
+    since = row.waiting_since
+    return 0.0 if since is None else (now() - as_utc(since)).total_seconds()
+
+
+def _worker_name(task: Any) -> str:
+    return f"{task.request.hostname or 'worker'} pid {os.getpid()}"
+
+
+def _skipped(match_id: str, why: str) -> dict[str, Any]:
+    log.info("match %s: %s", match_id, why)
+    return {"skipped": match_id, "why": why}
+
+
+def _again(row: Any, why: str, attempt: int | None = None) -> dict[str, Any]:
+    """Put the match off, to be sent again after a growing pause; after the last retry,
+    record it as aborted (a resume or a later run plays it again) and say why."""
+    if row.retries >= MAX_RETRIES:
+        error = f"gave up after {row.retries} retries: {why}"
+        return record(Outcome(row.id, "aborted", error=error), attempt)
+    pause = _backoff(row.retries)
+    log.info("match %s: %s; trying again in %.0f s", row.id, why, pause)
+    _db(lambda: store().put_off(row.id, pause, why, attempt))
+    return {"put_off": row.id, "why": why, "retry_in_s": round(pause, 1)}
+
+
+class Lease:
+    """Renews the worker's lease on the match it plays, every third of the lease, from a
+    thread: the match may hold this one for an hour. A renewal that finds the claim gone
+    (the match was reclaimed) is logged; the result's fenced write then changes nothing."""
+
+    def __init__(self, s: Store, match_id: str, attempt: int) -> None:
+        self.store, self.match_id, self.attempt = s, match_id, attempt
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._renew, name=f"lease-{match_id}", daemon=True)
+
+    def __enter__(self) -> Lease:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _renew(self) -> None:
+        while not self._stop.wait(settings.lease_s / 3):
+            try:
+                if not self.store.renew_lease(self.match_id, self.attempt, settings.lease_s):
+                    log.warning("match %s: its claim was taken back", self.match_id)
+                    return
+            except OperationalError as exc:  # the store is away: try again next time
+                log.warning("match %s: cannot renew its lease: %s", self.match_id, exc)
+
+
+def _db(call: Callable[[], T], budget_s: float | None = None) -> T:
+    """``call()``, retried with a growing pause (0.5 s doubling to 5 s) while the store
+    is away, for ``budget_s`` (``ARENA_DB_RETRY_S``) at most; then the error."""
+    deadline = time.monotonic() + (settings.db_retry_s if budget_s is None else budget_s)
+    pause = 0.5
+    while True:
+        try:
+            return call()
+        except OperationalError as exc:
+            if time.monotonic() + pause > deadline:
+                raise
+            log.warning("the store is away (%s); again in %.1f s", str(exc).splitlines()[0], pause)
+            time.sleep(pause)
+            pause = min(5.0, pause * 2)
+
+
+def record(outcome: Outcome, attempt: int | None = None) -> dict[str, Any]:
+    """Write the outcome (once; fenced by the claim's ``attempt``), then what follows.
+
+    Only the write is retried while the store is away; a played match is not played
+    again. If the store stays away past ``ARENA_DB_RETRY_S``, the outcome goes to the
+    spool directory and is written by this worker's next task (:func:`flush_spool`)."""
+    try:
+        wrote = _db(lambda: store().record_result(outcome, attempt))
+    except OperationalError:
+        path = spool(outcome, attempt)
+        log.error("match %s: the store is away; its result waits in %s", outcome.match_id, path)
+        return {"spooled": outcome.match_id, "path": str(path)}
+    if not wrote:
+        log.info("match %s: not recorded (recorded already, or claimed again)", outcome.match_id)
+    return _after_write(outcome)
+
+
+def _after_write(outcome: Outcome) -> dict[str, Any]:
+    row = _db(lambda: store().match(outcome.match_id))
     if row is not None and row.status == "finished":
         # the leaderboard is refitted once the tournament is complete (finish_tournament),
         # not after every match: a refit per match would cost the workers more than the
         # matches; readers fit on demand in between (arena leaderboard, GetLeaderboard)
         if row.tournament_id is not None:
-            counts = s.progress(row.tournament_id)
+            counts = store().progress(row.tournament_id)
             if counts.get("finished", 0) == sum(counts.values()):
                 finish_tournament.delay(row.tournament_id)
-        return _stored(row)
+        return outcome_to_dict(outcome_of_row(row))
     return outcome_to_dict(outcome)
+
+
+# --- the spool: played results waiting for the store ---------------------------------------
+
+
+def spool(outcome: Outcome, attempt: int | None) -> Path:
+    """Write the outcome (with its replay) to a file of its own, atomically."""
+    folder = Path(settings.spool_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{outcome.match_id}.{attempt or 0}.json"
+    data = {"outcome": outcome_to_dict(outcome), "replay": outcome.replay, "attempt": attempt}
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(data))
+    os.replace(temporary, path)
+    return path
+
+
+def flush_spool() -> int:
+    """Write the spooled results to the store (fenced as they were played); how many
+    left the spool. Stops at the first that cannot be written (the store still away)."""
+    folder = Path(settings.spool_dir)
+    if not folder.is_dir():
+        return 0
+    flushed = 0
+    for path in sorted(folder.glob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:  # another process of this machine wrote it just now
+            continue
+        outcome = replace(outcome_from_dict(data["outcome"]), replay=data.get("replay"))
+        try:
+            store().record_result(outcome, data.get("attempt"))
+            _after_write(outcome)
+        except OperationalError:
+            return flushed
+        path.unlink(missing_ok=True)
+        flushed += 1
+        log.info("match %s: its spooled result was written", outcome.match_id)
+    return flushed
 
 
 @app.task(name="arena.record_result", autoretry_for=(OperationalError,), retry_backoff=True)

@@ -27,6 +27,7 @@ from sqlalchemy import (
     delete,
     event,
     func,
+    literal,
     or_,
     select,
     update,
@@ -51,6 +52,8 @@ from arena.store.models import (
 HOUSE_PREFIX = "house:"
 #: statuses of a match that will not change any more
 FINAL = ("finished",)
+#: statuses of a match that a Celery worker may claim
+WAITING = ("pending", "aborted", "failed")
 #: a guarded UPDATE runs in a session of its own, with no objects loaded to bring up to
 #: date: skip the ORM's evaluation of the WHERE clause against them
 _NO_SYNC = {"synchronize_session": False}
@@ -332,6 +335,11 @@ class Store:
                 return True
             if row.status in FINAL:
                 return False
+            if row.status == "running" and row.lease_until is not None:
+                # a Celery worker claimed it (and counted the attempt): the referee it
+                # chose only says that it plays it
+                row.referee = referee
+                return True
             row.status = "running"
             row.attempts += 1
             row.started = now()
@@ -341,22 +349,35 @@ class Store:
                 row.seed = seed
             return True
 
-    def record_result(self, outcome: Outcome) -> bool:
+    def record_result(self, outcome: Outcome, attempt: int | None = None) -> bool:
         """Write a match's result once. True if this call wrote it; False if the match
         had a final result already (a duplicate delivery: nothing changes) or is unknown.
 
         An ``aborted`` outcome (stopped before its end) or a ``failed`` one (could not be
-        played as asked) only marks an unfinished match, to be played again."""
+        played as asked) only marks an unfinished match, to be played again.
+
+        ``attempt``: the fencing token of a worker's claim (:meth:`claim_match`). The
+        write then happens only if nobody has claimed the match since: a worker that was
+        taken for dead, and whose match was given to another, changes nothing. Without
+        it, an unfinished outcome leaves a match that a worker holds alone."""
+        guard = [MatchRow.id == outcome.match_id, MatchRow.status.not_in(FINAL)]
+        if attempt is not None:
+            guard.append(MatchRow.attempts == attempt)
         with self.session() as s, s.begin():
             if outcome.status != "finished":
+                if attempt is None:
+                    # a match a worker holds is that worker's to put off or give up (a
+                    # referee's word that it aborted reaches the worker too)
+                    guard.append(or_(MatchRow.status != "running", MatchRow.lease_until.is_(None)))
                 done = s.execute(
                     update(MatchRow)
-                    .where(MatchRow.id == outcome.match_id, MatchRow.status.not_in(FINAL))
+                    .where(*guard)
                     .values(
                         status=outcome.status,
                         result=outcome.result(),
                         error=outcome.error or outcome.detail or None,
                         finished=now(),
+                        lease_until=None,
                     ),
                     execution_options=_NO_SYNC,
                 )
@@ -364,8 +385,14 @@ class Store:
             # the guarded UPDATE is the idempotence: of two writers, one changes the row
             done = s.execute(
                 update(MatchRow)
-                .where(MatchRow.id == outcome.match_id, MatchRow.status.not_in(FINAL))
-                .values(status="finished", result=outcome.result(), finished=now(), error=None),
+                .where(*guard)
+                .values(
+                    status="finished",
+                    result=outcome.result(),
+                    finished=now(),
+                    error=None,
+                    lease_until=None,
+                ),
                 execution_options=_NO_SYNC,
             )
             if done.rowcount != 1:
@@ -401,6 +428,196 @@ class Store:
                 replay=replay or None,
             )
         )
+
+    # --- the Celery workers' claims (docs/distributed.md) --------------------------------
+
+    def claim_match(
+        self, match_id: str, worker: str, lease_s: float, referee: str = ""
+    ) -> int | None:
+        """Claim a match to play it: one guarded UPDATE from waiting (pending, aborted,
+        failed; a retry only once it is due) to running, with one more attempt, the
+        worker's name, the referee chosen (empty: in-process) and a lease of ``lease_s``.
+        The attempt number is the claim's fencing token; None if the match is running
+        elsewhere, finished, or not due."""
+        moment = now()
+        with self.session() as s, s.begin():
+            claimed = s.execute(
+                update(MatchRow)
+                .where(
+                    MatchRow.id == match_id,
+                    MatchRow.status.in_(WAITING),
+                    or_(MatchRow.retry_at.is_(None), MatchRow.retry_at <= moment),
+                )
+                .values(
+                    status="running",
+                    attempts=MatchRow.attempts + 1,
+                    worker=worker,
+                    lease_until=moment + timedelta(seconds=lease_s),
+                    started=moment,
+                    retry_at=None,
+                    error=None,
+                    referee=referee,
+                )
+                .returning(MatchRow.attempts),
+                execution_options=_NO_SYNC,
+            ).scalar_one_or_none()
+            return claimed
+
+    def renew_lease(self, match_id: str, attempt: int, lease_s: float) -> bool:
+        """Extend the lease of a claim that is still this worker's; False if it is not."""
+        with self.session() as s, s.begin():
+            done = s.execute(
+                update(MatchRow)
+                .where(
+                    MatchRow.id == match_id,
+                    MatchRow.attempts == attempt,
+                    MatchRow.status == "running",
+                )
+                .values(lease_until=now() + timedelta(seconds=lease_s)),
+                execution_options=_NO_SYNC,
+            )
+            return done.rowcount == 1
+
+    def put_off(self, match_id: str, delay_s: float, why: str, attempt: int | None = None) -> bool:
+        """Leave a match waiting to be tried again in ``delay_s`` (transient trouble),
+        counting the retry; whoever sweeps (the client, beat) sends it again then. With
+        ``attempt``, only while the claim is still the caller's; without, only while
+        nobody plays it."""
+        guard = [MatchRow.id == match_id]
+        if attempt is None:
+            guard.append(MatchRow.status.in_(WAITING))
+        else:
+            guard += [MatchRow.attempts == attempt, MatchRow.status.not_in(FINAL)]
+        moment = now()
+        with self.session() as s, s.begin():
+            done = s.execute(
+                update(MatchRow)
+                .where(*guard)
+                .values(
+                    status="pending",
+                    retry_at=moment + timedelta(seconds=delay_s),
+                    retries=MatchRow.retries + 1,
+                    waiting_since=func.coalesce(MatchRow.waiting_since, moment),
+                    lease_until=None,
+                    error=why,
+                ),
+                execution_options=_NO_SYNC,
+            )
+            return done.rowcount == 1
+
+    def mark_sent(self, match_ids: Sequence[str]) -> None:
+        """Note that tasks for these matches are being sent now; any that waits from an
+        earlier run (aborted, failed, or running with nobody's lease: a run that died)
+        is pending again, so that a worker may claim it."""
+        moment = now()
+        with self.session() as s, s.begin():
+            for chunk in _chunks(list(match_ids), 500):
+                s.execute(
+                    update(MatchRow)
+                    .where(
+                        MatchRow.id.in_(chunk),
+                        or_(
+                            MatchRow.status.in_(WAITING),
+                            and_(MatchRow.status == "running", MatchRow.lease_until.is_(None)),
+                        ),
+                    )
+                    .values(status="pending", sent=moment, retry_at=None),
+                    execution_options=_NO_SYNC,
+                )
+
+    def delivered(self, match_id: str) -> None:
+        """A task for this match has reached a worker: while it is pending, its task is
+        not lost (the worker may ask the referees for a while before it claims it)."""
+        with self.session() as s, s.begin():
+            s.execute(
+                update(MatchRow)
+                .where(MatchRow.id == match_id, MatchRow.status == "pending")
+                .values(sent=now()),
+                execution_options=_NO_SYNC,
+            )
+
+    def reclaim_stale(
+        self, tournament_ids: Sequence[str] | None = None, max_attempts: int = 5
+    ) -> list[str]:
+        """Running matches whose worker let its lease lapse (it died, or lost the
+        store): pending again, to be sent again at once. Their ids. ``tournament_ids``
+        None: every running tournament's. A match that has lost its worker
+        ``max_attempts`` times (one that kills its worker: out of memory) is left
+        ``aborted`` instead, for its tournament's run to decide."""
+        stale = [MatchRow.status == "running", MatchRow.lease_until < now()]
+        lapsed = literal("the lease of ") + MatchRow.worker + literal(" lapsed")
+        self._to_send(
+            tournament_ids,
+            [*stale, MatchRow.attempts >= max_attempts],
+            status="aborted",
+            lease_until=None,
+            error=lapsed + literal(f", {max_attempts} attempts: given up"),
+        )
+        return self._to_send(
+            tournament_ids, stale, status="pending", lease_until=None, error=lapsed
+        )
+
+    def due_retries(self, tournament_ids: Sequence[str] | None = None) -> list[str]:
+        """Matches put off (:meth:`put_off`) whose time has come; their ids, each handed
+        out once (its ``retry_at`` is cleared): the caller sends them."""
+        return self._to_send(
+            tournament_ids,
+            [MatchRow.status == "pending", MatchRow.retry_at <= now()],
+            retry_at=None,
+        )
+
+    def unclaimed(
+        self, older_than_s: float, tournament_ids: Sequence[str] | None = None
+    ) -> list[str]:
+        """Pending matches sent (or last delivered: :meth:`delivered`) more than
+        ``older_than_s`` ago that no worker claimed and that wait for no retry: the
+        caller has seen that their tasks are lost, and sends them again. Their ids."""
+        return self._to_send(
+            tournament_ids,
+            [
+                MatchRow.status == "pending",
+                MatchRow.retry_at.is_(None),
+                MatchRow.sent < now() - timedelta(seconds=older_than_s),
+            ],
+        )
+
+    def _to_send(
+        self, tournament_ids: Sequence[str] | None, where: list[Any], **values: Any
+    ) -> list[str]:
+        """One guarded UPDATE that marks the matches it finds as sent now: of two
+        sweepers (a client and beat), each match goes to one."""
+        if tournament_ids is None:
+            running = select(TournamentRow.id).where(TournamentRow.status == "running")
+            scope = MatchRow.tournament_id.in_(running)
+        else:
+            scope = MatchRow.tournament_id.in_(list(tournament_ids))
+        with self.session() as s, s.begin():
+            found = s.execute(
+                update(MatchRow)
+                .where(scope, *where)
+                .values(sent=now(), **values)
+                .returning(MatchRow.id),
+                execution_options=_NO_SYNC,
+            )
+            return list(found.scalars())
+
+    def tournaments_of(self, match_ids: Sequence[str]) -> set[str]:
+        """The tournaments these matches belong to."""
+        out: set[str] = set()
+        with self.session() as s:
+            for chunk in _chunks(list(match_ids), 500):
+                query = select(MatchRow.tournament_id).where(MatchRow.id.in_(chunk)).distinct()
+                out.update(t for t in s.scalars(query) if t is not None)
+        return out
+
+    def match_states(self, match_ids: Sequence[str]) -> dict[str, str]:
+        """match id -> status, for many matches in few queries."""
+        out: dict[str, str] = {}
+        with self.session() as s:
+            for chunk in _chunks(list(match_ids), 500):
+                rows = s.execute(select(MatchRow.id, MatchRow.status).where(MatchRow.id.in_(chunk)))
+                out.update({match_id: status for match_id, status in rows})
+        return out
 
     def match(self, match_id: str) -> MatchRow | None:
         with self.session() as s:

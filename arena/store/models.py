@@ -141,6 +141,19 @@ class MatchRow(Base):
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
     started: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     finished: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # --- the Celery workers' claim on a match (docs/distributed.md) ---
+    #: the worker that claimed it last (Celery node name and process id)
+    worker: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    #: a running match whose worker has not renewed this is reclaimed and sent again
+    lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: a match waiting for a retry (a referee away, bots not connected) is sent again then
+    retry_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: how many times it was put off for transient trouble
+    retries: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    #: since when it has been put off (the wait for absent bots counts from here)
+    waiting_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: when its task was last sent to the queue (a task lost with the queue is sent again)
+    sent: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
     __table_args__ = (
         UniqueConstraint("tournament_id", "match_key", name="uq_matches_tournament_key"),

@@ -19,21 +19,39 @@ variable                    meaning                                      default
 ``ARENA_TASK_TIME_LIMIT_S`` a match task's hard time limit               ``3600``
 ``ARENA_VISIBILITY_S``      Redis visibility timeout: a task taken by a  ``3900``
                             worker that died unnoticed is redelivered
-                            after this long (keep it above the limit)
-``ARENA_BEAT_INTERVAL_S``   how often beat looks for due tournaments     ``30``
+                            after this long (a last resort: leases come
+                            first)
+``ARENA_BEAT_INTERVAL_S``   how often beat looks for due tournaments,    ``30``
+                            and sweeps (below)
+``ARENA_LEASE_S``           a worker's lease on the match it plays,      ``60``
+                            renewed every third of it; a lapsed one is
+                            reclaimed and the match sent again
+``ARENA_SWEEP_S``           how often a tournament client sweeps         ``5``
+``ARENA_LOST_AFTER_S``      a pending match sent this long ago, while    ``30``
+                            the queue is empty, lost its task: sent again
+``ARENA_DB_RETRY_S``        how long a worker retries writing a played   ``120``
+                            result before it spools it
+``ARENA_SPOOL_DIR``         where results wait for the store to return   ``arena-spool``
 =========================== ============================================ =========================
+
+A sweep (:func:`sweep`: by every tournament client, and by beat for every running
+tournament) sends again the matches whose worker let its lease lapse, those whose retry
+is due, and those whose task was lost with the queue. See docs/distributed.md.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.store import Outcome
+from sqlalchemy.exc import OperationalError
+
+from arena.store import MatchRow, Outcome, Store
 from arena.tournament.executor import Executor, MatchJob
 
 PLAY_MATCH = "arena.play_match"
@@ -50,6 +68,11 @@ class Settings:
     task_time_limit_s: int
     visibility_s: int
     beat_interval_s: float
+    lease_s: float = 60.0
+    sweep_s: float = 5.0
+    lost_after_s: float = 30.0
+    db_retry_s: float = 120.0
+    spool_dir: str = "arena-spool"
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -65,7 +88,23 @@ class Settings:
             task_time_limit_s=int(env.get("ARENA_TASK_TIME_LIMIT_S", "3600")),
             visibility_s=int(env.get("ARENA_VISIBILITY_S", "3900")),
             beat_interval_s=float(env.get("ARENA_BEAT_INTERVAL_S", "30")),
+            lease_s=_positive(env, "ARENA_LEASE_S", "60"),
+            sweep_s=_positive(env, "ARENA_SWEEP_S", "5"),
+            lost_after_s=_positive(env, "ARENA_LOST_AFTER_S", "30"),
+            db_retry_s=_positive(env, "ARENA_DB_RETRY_S", "120"),
+            spool_dir=env.get("ARENA_SPOOL_DIR", "arena-spool"),
         )
+
+
+def _positive(env: dict[str, str], name: str, default: str) -> float:
+    text = env.get(name, default)
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if value <= 0:
+        raise ValueError(f"{name}={text!r}: expected a number of seconds above 0")
+    return value
 
 
 def outcome_to_dict(outcome: Outcome) -> dict[str, Any]:
@@ -81,6 +120,20 @@ def outcome_to_dict(outcome: Outcome) -> dict[str, Any]:
     }
 
 
+def outcome_of_row(row: MatchRow) -> Outcome:
+    """A match's outcome as the store holds it (without the replay)."""
+    result = row.result or {}
+    return Outcome(
+        row.id,
+        row.status,
+        reason=result.get("reason", ""),
+        places=tuple(result.get("places", ())),
+        detail=result.get("detail", ""),
+        forfeits=tuple((f["seat"], f["why"]) for f in result.get("forfeits", ())),
+        error=row.error if row.status != "finished" else None,
+    )
+
+
 def outcome_from_dict(data: dict[str, Any]) -> Outcome:
     return Outcome(
         match_id=data["match_id"],
@@ -93,17 +146,95 @@ def outcome_from_dict(data: dict[str, Any]) -> Outcome:
     )
 
 
+@dataclass(frozen=True)
+class Swept:
+    """What a sweep sent again, by why."""
+
+    #: running matches whose worker let its lease lapse (it died, or lost the store)
+    stale: list[str]
+    #: matches put off for transient trouble, whose retry is due
+    due: list[str]
+    #: pending matches whose task is not in the queue any more (the broker lost it)
+    lost: list[str]
+
+    def notices(self) -> list[str]:
+        """One line per batch worth telling an operator (retries are routine)."""
+        lines = []
+        if self.stale:
+            lines.append(
+                f"re-sent {_matches(self.stale)} whose worker stopped renewing its lease "
+                "(worker died?)"
+            )
+        if self.lost:
+            lines.append(f"re-sent {_matches(self.lost)} whose tasks were lost (broker restarted?)")
+        return lines
+
+
+def _matches(ids: list[str]) -> str:
+    return f"{len(ids)} match" + ("es" if len(ids) != 1 else "")
+
+
+def sweep(
+    store: Store,
+    settings: Settings,
+    send: Callable[[str], Any],
+    queued: Callable[[], int | None],
+    tournament_ids: list[str] | None = None,
+) -> Swept:
+    """Send again what would otherwise wait forever: matches whose lease lapsed, those
+    whose retry is due, and, when the queue is empty (``queued()`` says 0), pending
+    matches sent more than ``lost_after_s`` ago, whose tasks must have been lost. Each
+    is taken by a guarded UPDATE, so two sweepers never send one twice; a task sent in
+    excess is harmless anyway (the worker's claim makes it a no-op). ``tournament_ids``
+    None: every running tournament (beat)."""
+    stale = store.reclaim_stale(tournament_ids)
+    due = store.due_retries(tournament_ids)
+    lost = store.unclaimed(settings.lost_after_s, tournament_ids) if queued() == 0 else []
+    for match_id in stale + due + lost:
+        # a send that fails (the broker away) leaves the match pending and marked sent:
+        # the next sweeps find it lost once the queue is back, and send it then
+        try:
+            send(match_id)
+        except Exception:
+            break
+    return Swept(stale, due, lost)
+
+
+def queued_tasks(app: Any) -> int | None:
+    """How many tasks wait in the default queue (a Redis list); None if the broker
+    cannot say now (it is away)."""
+    try:
+        with app.connection_for_read() as connection:
+            client = connection.default_channel.client
+            return int(client.llen(app.conf.task_default_queue))
+    except Exception:
+        return None
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+#: statuses after which a match's task has nothing more to do in this run
+DONE = ("finished", "failed", "aborted")
+
+
 @dataclass
 class CeleryExecutor(Executor):
     """Sends every job to the Celery workers as an ``arena.play_match`` task (by name:
-    the client needs no worker code) and reports each outcome as its task ends.
+    the client needs no worker code) and reports each outcome as the store shows it.
 
-    The workers record results in the store themselves; the runner's write of the same
-    outcome is then a no-op. Waiting survives a broker or backend restart: a lost
-    connection is retried until the result can be read again."""
+    The store, not the result backend, is the truth: a worker claims a match, plays it
+    and writes its result there, so the client follows the matches' statuses and sweeps
+    (:func:`sweep`) every ``sweep_s``: a match whose worker died, whose retry is due, or
+    whose task was lost with the queue is sent again, and a line says so. Waiting
+    survives a broker restart and a store that is away for a while."""
 
     settings: Settings = field(default_factory=Settings.from_env)
-    poll_s: float = 0.05
+    store: Store | None = None
+    poll_s: float = 0.5
+    #: where lines for the operator go
+    say: Callable[[str], None] = _stderr
     _app: Any = field(default=None, init=False, repr=False)
 
     @property
@@ -123,6 +254,9 @@ class CeleryExecutor(Executor):
             )
         return self._app
 
+    def _send(self, match_id: str) -> Any:
+        return self.app.send_task(PLAY_MATCH, args=[match_id])
+
     def run(
         self,
         jobs: Iterable[MatchJob],
@@ -132,51 +266,52 @@ class CeleryExecutor(Executor):
     ) -> None:
         # Every job is sent at once: the workers pull at their own pace (prefetch 1),
         # so the queue, not this process, spreads the matches.
-        waiting: dict[str, tuple[MatchJob, Any]] = {}
-        for job in jobs:
-            if stop is not None and stop.is_set():
-                break
-            result = _retrying(lambda job=job: self.app.send_task(PLAY_MATCH, args=[job.match_id]))
-            waiting[job.match_id] = (job, result)
-        by_task = {result.id: job for job, result in waiting.values()}
-        while by_task:
+        if self.store is None:
+            self.store = Store(self.settings.db)
+        store = self.store
+        waiting = {job.match_id: job for job in jobs}
+        if not waiting:
+            return
+        tournaments = sorted(store.tournaments_of(list(waiting)))
+        store.mark_sent(list(waiting))
+        for match_id in waiting:
             if stop is not None and stop.is_set():
                 return
-            for task_id, meta in self._finished(list(by_task)):
-                job = by_task.pop(task_id)
-                if meta["status"] == "SUCCESS":
-                    outcome = outcome_from_dict(meta["result"])
-                else:
-                    why = f"worker task {meta['status'].lower()}: {meta.get('result')!r}"
-                    outcome = Outcome(job.match_id, "aborted", error=why)
-                on_outcome(job, outcome)
-            if by_task:
+            _retrying(lambda match_id=match_id: self._send(match_id))
+        next_sweep = time.monotonic() + self.settings.sweep_s
+        while waiting:
+            if stop is not None and stop.is_set():
+                return
+            try:
+                self._report(store, waiting, on_outcome)
+                if time.monotonic() >= next_sweep:
+                    next_sweep = time.monotonic() + self.settings.sweep_s
+                    swept = sweep(
+                        store,
+                        self.settings,
+                        self._send,
+                        lambda: queued_tasks(self.app),
+                        tournaments,
+                    )
+                    for line in swept.notices():
+                        self.say(line)
+            except OperationalError:  # the store is away for a while: ask again later
+                pass
+            if waiting:
                 time.sleep(self.poll_s)
 
-    def _finished(self, task_ids: list[str]) -> list[tuple[str, dict[str, Any]]]:
-        """The tasks among ``task_ids`` that have ended, with their result metadata: one
-        round trip to a key-value backend (Redis) for all of them, however many."""
-        from celery.backends.base import KeyValueStoreBackend
-        from celery.exceptions import TimeoutError as StillRunning
-
-        backend = self.app.backend
-        try:
-            if isinstance(backend, KeyValueStoreBackend):
-                found: list[tuple[str, dict[str, Any]]] = []
-                try:
-                    # one MGET: max_iterations bounds it on every Celery version
-                    # (before 5.7, timeout=0 alone meant "wait for all")
-                    ready = backend.get_many(task_ids, timeout=0, interval=0, max_iterations=1)
-                    for task_id, meta in ready:
-                        found.append((task_id, meta))
-                        backend._cache.pop(task_id, None)  # keep the client's memory flat
-                except StillRunning:  # some are still running: what is there so far
-                    pass
-                return found
-            results = [self.app.AsyncResult(task_id) for task_id in task_ids]
-            return [(r.id, {"status": r.state, "result": r.result}) for r in results if r.ready()]
-        except Exception:  # the backend is away (a Redis restart): ask again later
-            return []
+    @staticmethod
+    def _report(
+        store: Store,
+        waiting: dict[str, MatchJob],
+        on_outcome: Callable[[MatchJob, Outcome], None],
+    ) -> None:
+        """Hand over the outcome of every waiting match that the store shows ended."""
+        for match_id, status in store.match_states(list(waiting)).items():
+            if status in DONE:
+                row = store.match(match_id)
+                if row is not None and row.status in DONE:
+                    on_outcome(waiting.pop(match_id), outcome_of_row(row))
 
     def close(self) -> None:
         if self._app is not None:

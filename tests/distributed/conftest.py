@@ -30,7 +30,7 @@ import grpc
 import pytest
 import redis
 
-from arena.store import MatchRow, Store, variant_key
+from arena.store import MatchRow, Store, database_url, variant_key
 from arena.tournament.leaderboard import BoardRow, compute
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
@@ -58,6 +58,11 @@ SETTINGS = {
     "ARENA_VISIBILITY_S": "90",
     "ARENA_BEAT_INTERVAL_S": "1",
     "ARENA_TEST_THINK_MS": "10",
+    # leases, sweeps and lost tasks in seconds, not minutes (a loaded machine: a lease
+    # of a few seconds could lapse under a live worker)
+    "ARENA_LEASE_S": "10",
+    "ARENA_SWEEP_S": "1",
+    "ARENA_LOST_AFTER_S": "5",
 }
 
 
@@ -178,6 +183,22 @@ class RedisServer:
         self.proc.stop(grace_s=10)
         assert not self.ping()
 
+    def restart_empty(self) -> None:
+        """Stop it, lose everything it held (as a Redis without persistence does), and
+        start it again on the same port."""
+        self.stop()
+        shutil.rmtree(self.dir)
+        self.dir.mkdir()
+        self.start()
+
+    def queued(self) -> int:
+        """Tasks waiting in Celery's default queue."""
+        client = redis.Redis(port=self.port, socket_connect_timeout=1, socket_timeout=1)
+        try:
+            return int(client.llen("celery"))
+        finally:
+            client.close()
+
 
 @dataclass
 class Referee:
@@ -242,6 +263,8 @@ class Cluster:
         self.referees: list[Referee] = []
         self.workers: list[Worker] = []
         self.settings = dict(SETTINGS)
+        #: one line per slow bot made for a match, by any process (slow_bots.py)
+        self.play_log = workdir / "plays.log"
         self.site = self._install_plugin()
         self._store: Store | None = None
         self._control: Any = None
@@ -272,6 +295,8 @@ class Cluster:
             p for p in (str(ROOT), str(self.site), env.get("PYTHONPATH")) if p
         )
         env["ARENA_DB"] = self.db
+        env["ARENA_SPOOL_DIR"] = str(self.workdir / "spool")
+        env["ARENA_TEST_PLAY_LOG"] = str(self.play_log)
         if self.redis is not None:
             env["ARENA_BROKER_URL"] = self.redis.url(0)
             env["ARENA_RESULT_BACKEND"] = self.redis.url(1)
@@ -431,6 +456,39 @@ class Cluster:
         except subprocess.TimeoutExpired:
             raise AssertionError(f"{run} still running after {timeout}s\n{self.logs()}") from None
         return run.log()
+
+    def plays(self, seats: int) -> int:
+        """How many matches of slow bots were started, by any process: the bots made for
+        them (slow_bots.py logs each), over the seats of a match."""
+        if not self.play_log.exists():
+            return 0
+        return len(self.play_log.read_text().splitlines()) // seats
+
+    def database(self, allow: bool) -> None:
+        """Let connections to this test's PostgreSQL database in again, or throw every
+        one out and keep new ones out (as a database restarting or unreachable would)."""
+        from sqlalchemy import create_engine, text
+
+        base, name = self.db.rsplit("/", 1)
+        admin = create_engine(
+            database_url(os.environ.get("ARENA_TEST_POSTGRES", f"{base}/postgres")),
+            isolation_level="AUTOCOMMIT",
+        )
+        try:
+            with admin.connect() as connection:
+                connection.execute(
+                    text(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS {str(allow).lower()}')
+                )
+                if not allow:
+                    connection.execute(
+                        text(
+                            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                            "WHERE datname = :name AND pid <> pg_backend_pid()"
+                        ),
+                        {"name": name},
+                    )
+        finally:
+            admin.dispose()
 
     def running(self, tid: str) -> list[MatchRow]:
         """The tournament's matches being played now, as the store says."""

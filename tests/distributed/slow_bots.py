@@ -5,7 +5,8 @@ A match between them lasts seconds instead of a fraction of one, long enough to 
 worker or a referee in its middle. conftest.py installs this module as pip would (a
 module plus a dist-info declaring the ``arena`` entry point) and puts it on the
 ``PYTHONPATH`` of every process it starts, so workers, referees and bot processes load
-it through the ordinary plugin mechanism.
+it through the ordinary plugin mechanism. With ``ARENA_TEST_PLAY_LOG`` set, every bot
+made for a match adds a line to that file: the tests count plays with it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from bots.blitz import BlitzRiskBot
 from bots.defensive import DefensiveRiskBot
 
 THINK_S = float(os.environ.get("ARENA_TEST_THINK_MS", "10")) / 1000
+#: a file that gets one line per bot made for a match (a count of plays, whoever plays)
+PLAY_LOG = os.environ.get("ARENA_TEST_PLAY_LOG")
 
 
 class Thoughtful:
@@ -36,7 +39,13 @@ class Thoughtful:
 
 
 def _factory(cls: type) -> Callable[[int, int], Thoughtful]:
-    return lambda seat, seed: Thoughtful(cls(seat, seed))
+    def make(seat: int, seed: int) -> Thoughtful:
+        if PLAY_LOG:
+            with open(PLAY_LOG, "a") as log:  # one short append: whole lines, any process
+                log.write(f"{cls.__name__} seat {seat} seed {seed}\n")
+        return Thoughtful(cls(seat, seed))
+
+    return make
 
 
 @hookimpl

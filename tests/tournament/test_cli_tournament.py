@@ -272,3 +272,33 @@ def test_bots_list_marks_revoked_versions(tmp_path, capsys):
     assert lines[0].startswith("alice@1") and lines[0].endswith(f"{old.id} (revoked)")
     assert lines[1].startswith("alice@2") and lines[1].endswith(new.id)
     assert lines[1].split()[1] == "remote"
+
+
+def test_tournament_show_lists_running_matches_with_age_worker_referee_and_lease(
+    database_url, capsys
+):
+    from arena.tournament.runner import TournamentSpec, create_tournament
+
+    store = Store(database_url)
+    try:
+        bots = ["random", "blitz", "aggressive"]
+        spec = TournamentSpec(game="risk", bots=bots, seats=3, games_per_pairing=2)
+        tournament = create_tournament(store, spec)
+        live, stalled = (m.id for m in store.tournament_matches(tournament.id)[:2])
+        store.claim_match(live, "w1@box pid 7", 60, "127.0.0.1:50051")
+        store.claim_match(stalled, "w2@box pid 9", -90)  # its worker stopped renewing
+    finally:
+        store.close()
+    assert main(["tournament", "show", tournament.id, "--db", database_url]) == 0
+    out = capsys.readouterr().out
+    lines = {line.split()[0]: line for line in out.split("running now:\n")[1].splitlines()[:2]}
+    assert re.fullmatch(
+        rf"    {live}  for \d+ s \(attempt 1\)  worker w1@box pid 7  "
+        r"referee 127\.0\.0\.1:50051  lease (59|60) s left",
+        lines[live],
+    ), lines[live]
+    assert re.fullmatch(
+        rf"    {stalled}  for \d+ s \(attempt 1\)  worker w2@box pid 9  "
+        r"referee in-process  lease lapsed (89|90) s ago",
+        lines[stalled],
+    ), lines[stalled]
