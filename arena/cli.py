@@ -596,9 +596,12 @@ def cmd_tournament_create(args: argparse.Namespace) -> int:
             time_bank_ms=args.time_bank_ms,
         ),
     )
-    from arena.tournament.distributed import CeleryExecutor
+    from arena.tournament.distributed import CeleryExecutor, queue_tournament
 
-    CeleryExecutor().app.send_task("arena.schedule_tournament", args=[tournament.id])
+    app = CeleryExecutor().app
+    queue_tournament(
+        store, tournament.id, lambda tid: app.send_task("arena.schedule_tournament", args=[tid])
+    )
     print(f"tournament {tournament.id}: queued for the workers")
     print(f"follow it with: arena tournament show {tournament.id}")
     return 0

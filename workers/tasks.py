@@ -47,6 +47,7 @@ from arena.tournament.distributed import (
     outcome_from_dict,
     outcome_of_row,
     outcome_to_dict,
+    queue_tournament,
     queued_tasks,
     sweep,
 )
@@ -453,6 +454,6 @@ def fire_due_tournaments() -> list[str]:
             s.release(claim)
             continue
         log.info("recurring %s: run %d is tournament %s", recurring.id, claim.run, tournament.id)
-        schedule_tournament.delay(tournament.id)
+        queue_tournament(s, tournament.id, schedule_tournament.delay)
         created.append(tournament.id)
     return created

@@ -200,6 +200,18 @@ def sweep(
     return Swept(stale, due, lost)
 
 
+def queue_tournament(store: Store, tournament_id: str, send: Callable[[str], Any]) -> None:
+    """Hand a tournament to the workers: ``send`` queues its ``arena.schedule_tournament``
+    task. The tournament is marked running and its matches sent first, so that if that one
+    task is lost (the broker restarted before a worker took it), the sweeps find its
+    matches' tasks lost and send them one by one: a queued run never stays ``created``."""
+    store.set_tournament_status(tournament_id, "running")
+    store.mark_sent(
+        [m.id for m in store.tournament_matches(tournament_id) if m.status != "finished"]
+    )
+    send(tournament_id)
+
+
 def queued_tasks(app: Any) -> int | None:
     """How many tasks wait in the default queue (a Redis list); None if the broker
     cannot say now (it is away)."""

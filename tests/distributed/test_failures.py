@@ -197,3 +197,26 @@ def test_a_queued_tournament_survives_a_redis_without_persistence(cluster) -> No
     assert all(m.attempts == 1 for m in store.tournament_matches(tid))
     assert cluster.plays(seats=3) == 4
     assert "re-sent 3 matches whose tasks were lost (broker restarted?)" in worker.log()
+
+
+def test_a_tournament_whose_schedule_task_was_lost_is_played(cluster) -> None:
+    # queued while no worker runs, then the broker loses the one schedule task: the
+    # matches were marked sent when it was queued, so beat's sweep sends them itself
+    cluster.settings.update(ARENA_TEST_THINK_MS="5")
+    risk = [arg for arg in SLOW if arg != "--quiet"]
+    created = cluster.arena(
+        *("tournament", "create", *risk, *FOUR, "--bots", SLOW_BOTS, "--db", cluster.db)
+    )
+    assert created.returncode == 0, created.stderr
+    tid = cluster.tournament_id(created.stdout)
+    store = cluster.store
+    assert store.tournament(tid).status == "running"
+
+    cluster.redis.restart_empty()
+    worker = cluster.worker("w1")
+    cluster.beat()
+
+    cluster.wait(lambda: store.tournament(tid).status == "finished", 180, "the run to finish")
+    cluster.played_once(tid)
+    assert all(m.attempts == 1 for m in store.tournament_matches(tid))
+    assert "re-sent 4 matches whose tasks were lost (broker restarted?)" in worker.log()
