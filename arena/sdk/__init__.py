@@ -37,6 +37,7 @@ import grpc
 from arena.engine.core import Decision
 from arena.engine.match import LazyObservation
 from arena.referee.codec import fill_action, from_json_text, observation_from_proto
+from arena.sdk.risk_map import Continent, RiskMap, risk_map
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -393,4 +394,13 @@ def run_bot(
     asyncio.run(run_bot_async(bot, referee, token, **kwargs))
 
 
-__all__ = ["Bot", "FatalError", "MatchContext", "run_bot", "run_bot_async"]
+__all__ = [
+    "Bot",
+    "Continent",
+    "FatalError",
+    "MatchContext",
+    "RiskMap",
+    "risk_map",
+    "run_bot",
+    "run_bot_async",
+]
