@@ -166,3 +166,33 @@ def test_the_bots_of_the_docs_play_a_whole_game_in_process(where: str, code: str
     assert rec.result is not None
     played = {action["type"] for seat, action, _ in rec.steps if seat == 0}
     assert played >= ({"reinforce", "attack", "move_in"} if game == "risk" else {"setup", "move"})
+
+
+def test_no_doc_refers_to_files_outside_the_repository():
+    found = [
+        f"{path.relative_to(ROOT)}: {needle}"
+        for path in _doc_files()
+        for needle in OUTSIDE
+        if needle in path.read_text()
+    ]
+    assert not found, f"docs point outside the repository: {found}"
+
+
+def test_every_relative_link_resolves_inside_the_repository():
+    broken = []
+    for path in _doc_files():
+        for target in LINK.findall(path.read_text()):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue  # a URL or an anchor of the same page
+            resolved = (path.parent / target.split("#")[0]).resolve()
+            if not resolved.is_relative_to(ROOT) or not resolved.exists():
+                broken.append(f"{path.relative_to(ROOT)}: {target}")
+    assert not broken, f"links that leave the repository or point at nothing: {broken}"
+
+
+def test_the_readme_lists_every_doc():
+    listed = {(ROOT / target).resolve() for target in LINK.findall(README.read_text())}
+    missing = [
+        str(p.relative_to(ROOT)) for p in sorted((ROOT / "docs").rglob("*.md")) if p not in listed
+    ]
+    assert not missing, f"README.md does not list: {missing}"
