@@ -196,3 +196,34 @@ def test_the_readme_lists_every_doc():
         str(p.relative_to(ROOT)) for p in sorted((ROOT / "docs").rglob("*.md")) if p not in listed
     ]
     assert not missing, f"README.md does not list: {missing}"
+
+
+def _event_types_played() -> set[str]:
+    """The event types of short games of every game and variant, house bots playing."""
+    registry = load_registry()
+    games = [
+        ("risk", [], 3, {"defender-dice": "choose", "dice": "faces"}),
+        *(
+            (g, [v], 2 if g == "stratego" or n == "neutral" else 4, {})
+            for (g, n), v in registry.variants.items()
+        ),
+        ("stratego", [], 2, {"rescue": "on"}),
+    ]
+    seen: set[str] = set()
+    for game, variants, seats, options in games:
+        bot = "aggressive" if game == "risk" else "random"
+        if game == "risk":
+            options = {"turn-limit": "30", **options}
+        players = [registry.bot(game, bot).factory(s, s) for s in range(seats)]
+        rec = play_match(registry.game(game), players, 3, options, variants)
+        events = rec.initial_events + [e for _, _, step in rec.steps for e in step]
+        seen |= {event["e"] for event in events}
+    return seen
+
+
+def test_every_event_type_played_is_in_replay_format_md():
+    text = (ROOT / "docs" / "replay-format.md").read_text()
+    seen = _event_types_played()
+    assert {"battle", "strike", "headquarters", "neutral_place", "missions_dealt"} <= seen
+    missing = sorted(e for e in seen if f"| `{e}` |" not in text)
+    assert not missing, f"docs/replay-format.md does not document the events {missing}"
