@@ -227,3 +227,13 @@ def test_every_event_type_played_is_in_replay_format_md():
     assert {"battle", "strike", "headquarters", "neutral_place", "missions_dealt"} <= seen
     missing = sorted(e for e in seen if f"| `{e}` |" not in text)
     assert not missing, f"docs/replay-format.md does not document the events {missing}"
+
+
+def test_the_docs_describe_what_exists_not_the_work_on_it():
+    history = re.compile(r"next issue|issue \d|the issue|session \d|#\d+", re.IGNORECASE)
+    found = [
+        f"{path.relative_to(ROOT)}: {match.group()}"
+        for path in _doc_files()
+        for match in history.finditer(path.read_text())
+    ]
+    assert not found, f"docs that speak of issues or work sessions: {found}"
