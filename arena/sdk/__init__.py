@@ -14,12 +14,13 @@ A minimal bot::
 
     run_bot(Random, referee="localhost:50051", token="...")
 
-The observation and the decision are exactly what an in-process bot gets (see
-docs/risk.md and docs/stratego.md). One connection plays many matches at once, each with
-its own Bot instance. Decisions run in the event loop (``threads=N`` runs them in a pool
-of N threads, for bots that wait on I/O or release the GIL); in the loop, the decisions
-of a batch of requests are answered with one batch of replies (or sooner, if deciding
-them takes over 20 ms). The SDK reconnects with backoff and resumes its seats.
+The observation and the decision are exactly what an in-process bot gets: docs/sdk.md
+describes every field, decision and action, and ``risk_map()`` the Risk map. One
+connection plays many matches at once, each with its own Bot instance. Decisions run in
+the event loop (``threads=N`` runs them in a pool of N threads, for bots that wait on
+I/O or release the GIL); in the loop, the decisions of a batch of requests are answered
+with one batch of replies (or sooner, if deciding them takes over 20 ms). The SDK
+reconnects with backoff and resumes its seats.
 """
 
 from __future__ import annotations
@@ -69,7 +70,11 @@ class Bot:
     def decide(self, observation: dict[str, Any], decision: Decision) -> dict[str, Any]:
         method = getattr(self, f"decide_{self.match.game}", None)
         if method is None:
-            raise NotImplementedError(f"{type(self).__name__} has no decide_{self.match.game}")
+            game = self.match.game
+            raise NotImplementedError(
+                f"{type(self).__name__} has no decide_{game}: a bot that plays {game} "
+                f"implements decide_{game}(observation, decision) (see docs/sdk.md)"
+            )
         return method(observation, decision)
 
     @staticmethod
