@@ -121,6 +121,31 @@ def _territory_indices(
     return out
 
 
+def _square_indices(action: dict[str, Any]) -> dict[str, Any]:
+    """Stratego actions may name squares (``"c5"``) and give a placement as pairs, as
+    the rules accept them; the wire carries square numbers, and a placement as a map."""
+    placement = action.get("placement")
+    named = [k for k in ("from", "to", "square") if isinstance(action.get(k), str)]
+    if placement is None and not named:
+        return action  # numbers already: the usual move
+    from arena.games.stratego.board import parse_square
+
+    out = dict(action)
+    for key in named:
+        out[key] = parse_square(out[key])
+    if placement is not None:
+        pairs = placement.items() if isinstance(placement, dict) else placement
+        out["placement"] = {parse_square(square): name for square, name in pairs}
+    return out
+
+
+def _wire_action(game: str, action: dict[str, Any], observation: dict[str, Any]) -> dict[str, Any]:
+    """The action with every territory or square as the number the wire carries."""
+    if game == "stratego":
+        return _square_indices(action)
+    return _territory_indices(game, action, observation)
+
+
 class _Session:
     """One connection to one referee.
 
@@ -305,7 +330,7 @@ class _Session:
             answer.match_id = request.match_id
             answer.request_id = request.request_id
             fill_action(
-                answer.action, context.game, _territory_indices(context.game, action, observation)
+                answer.action, context.game, _wire_action(context.game, action, observation)
             )
         except Exception:
             log.exception("match %s: the bot failed to decide %s", request.match_id, request.kind)
