@@ -96,6 +96,8 @@ def _names_territories(action: dict[str, Any]) -> bool:
     if any(isinstance(v, str) for k, v in action.items() if k != "type"):
         return True
     armies = action.get("armies")
+    if isinstance(armies, list):  # [[territory, armies], ...]
+        return any(isinstance(pair[0], str) for pair in armies)
     return isinstance(armies, dict) and any(isinstance(t, str) for t in armies)
 
 
@@ -116,8 +118,10 @@ def _territory_indices(
     for key in ("territory", "from", "to", "bonus", "neutral"):
         if key in out and out[key] is not None:
             out[key] = index(out[key])
-    if isinstance(out.get("armies"), dict):
-        out["armies"] = {index(t): n for t, n in out["armies"].items()}
+    armies = out.get("armies")
+    if isinstance(armies, dict | list):
+        pairs = armies.items() if isinstance(armies, dict) else armies
+        out["armies"] = {index(t): n for t, n in pairs}
     return out
 
 

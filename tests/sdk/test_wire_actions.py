@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from arena.games.stratego.board import square_name
-from arena.sdk import Bot, MatchContext, run_bot_async
+from arena.referee.codec import fill_action
+from arena.sdk import Bot, MatchContext, _wire_action, run_bot_async
+from arena.v1 import arena_pb2 as pb
 
 ROOT = Path(__file__).resolve().parents[2]
 WAITING = re.compile(r"waiting for (\S+): run it with --referee (\S+) --token (\S+)")
@@ -85,3 +87,23 @@ def test_square_names_and_placement_pairs_reach_the_referee_as_sent(tmp_path: Pa
     assert [(square_name(m["from"]), square_name(m["to"])) for m in moves] == [
         (a["from"], a["to"]) for a in bot.sent[1:]
     ]
+
+
+def _wire(game: str, action: dict[str, Any]) -> bytes:
+    message = pb.Action()
+    fill_action(message, game, _wire_action(game, action, {"map": "classic"}))
+    return message.SerializeToString(deterministic=True)
+
+
+def test_every_form_an_action_may_take_is_sent_as_the_same_message() -> None:
+    same = [
+        ("risk", {"type": "reinforce", "armies": {0: 3, 5: 1}}),
+        ("risk", {"type": "reinforce", "armies": {"Alaska": 3, "Greenland": 1}}),
+        ("risk", {"type": "reinforce", "armies": [["Alaska", 3], ["Greenland", 1]]}),
+        ("risk", {"type": "reinforce", "armies": [[0, 3], [5, 1]]}),
+    ]
+    assert len({_wire(game, action) for game, action in same}) == 1
+    moves = [{"type": "move", "from": 31, "to": 41}, {"type": "move", "from": "b4", "to": "b5"}]
+    assert _wire("stratego", moves[0]) == _wire("stratego", moves[1])
+    setups = [{"placement": {0: "flag", 10: "bomb"}}, {"placement": [["a1", "flag"], [10, "bomb"]]}]
+    assert len({_wire("stratego", {"type": "setup", **s}) for s in setups}) == 1
