@@ -130,14 +130,11 @@ def _doc_bots() -> list[tuple[str, str]]:
     ]
 
 
-def test_the_readme_has_a_risk_bot_and_a_stratego_bot():
-    games = {
-        game
-        for where, code in _doc_bots()
-        if where.startswith("README")
-        for game in re.findall(r"def decide_(\w+)", code)
-    }
+def test_the_readme_has_a_short_risk_bot_and_a_short_stratego_bot():
+    readme = [code for where, code in _doc_bots() if where.startswith("README")]
+    games = {game for code in readme for game in re.findall(r"def decide_(\w+)", code)}
     assert games == {"risk", "stratego"}
+    assert all(len(code.splitlines()) < 30 for code in readme)
 
 
 @pytest.mark.parametrize("where,code", _doc_bots(), ids=[w for w, _ in _doc_bots()])
