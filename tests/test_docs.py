@@ -5,6 +5,7 @@ its bots (and the README's) play; every link stays inside the repository."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import random
 import re
@@ -195,8 +196,21 @@ def test_the_readme_lists_every_doc():
     assert not missing, f"README.md does not list: {missing}"
 
 
-def _event_types_played() -> set[str]:
-    """The event types of short games of every game and variant, house bots playing."""
+class _Watching:
+    """A house bot whose observations' fields are noted."""
+
+    def __init__(self, inner: Any, fields: set[str]) -> None:
+        self.inner, self.fields = inner, fields
+
+    def decide(self, observation: Any, decision: Any) -> Any:
+        self.fields.update(observation)
+        return self.inner.decide(observation, decision)
+
+
+@functools.cache
+def _played() -> tuple[frozenset[str], dict[str, frozenset[str]]]:
+    """The event types, and each game's observation fields, of short games of every game
+    and variant, house bots playing."""
     registry = load_registry()
     games = [
         ("risk", [], 3, {"defender-dice": "choose", "dice": "faces"}),
@@ -206,21 +220,33 @@ def _event_types_played() -> set[str]:
         ),
         ("stratego", [], 2, {"rescue": "on"}),
     ]
-    seen: set[str] = set()
+    events: set[str] = set()
+    fields: dict[str, set[str]] = {"risk": set(), "stratego": set()}
     for game, variants, seats, options in games:
         bot = "aggressive" if game == "risk" else "random"
         if game == "risk":
             options = {"turn-limit": "30", **options}
-        players = [registry.bot(game, bot).factory(s, s) for s in range(seats)]
+        players = [
+            _Watching(registry.bot(game, bot).factory(s, s), fields[game]) for s in range(seats)
+        ]
         rec = play_match(registry.game(game), players, 3, options, variants)
-        events = rec.initial_events + [e for _, _, step in rec.steps for e in step]
-        seen |= {event["e"] for event in events}
-    return seen
+        played = rec.initial_events + [e for _, _, step in rec.steps for e in step]
+        events |= {event["e"] for event in played}
+    return frozenset(events), {game: frozenset(names) for game, names in fields.items()}
+
+
+def test_every_observation_field_is_in_sdk_md():
+    text = SDK_MD.read_text()
+    _, fields = _played()
+    every = fields["risk"] | fields["stratego"]
+    assert {"mission", "headquarters", "move_in", "attack", "board"} <= every
+    missing = sorted(f for f in every if f"`{f}`" not in text)
+    assert not missing, f"docs/sdk.md does not describe the observation fields {missing}"
 
 
 def test_every_event_type_played_is_in_replay_format_md():
     text = (ROOT / "docs" / "replay-format.md").read_text()
-    seen = _event_types_played()
+    seen, _ = _played()
     assert {"battle", "strike", "headquarters", "neutral_place", "missions_dealt"} <= seen
     missing = sorted(e for e in seen if f"| `{e}` |" not in text)
     assert not missing, f"docs/replay-format.md does not document the events {missing}"
