@@ -14,12 +14,13 @@ A minimal bot::
 
     run_bot(Random, referee="localhost:50051", token="...")
 
-The observation and the decision are exactly what an in-process bot gets (see
-docs/risk.md and docs/stratego.md). One connection plays many matches at once, each with
-its own Bot instance. Decisions run in the event loop (``threads=N`` runs them in a pool
-of N threads, for bots that wait on I/O or release the GIL); in the loop, the decisions
-of a batch of requests are answered with one batch of replies (or sooner, if deciding
-them takes over 20 ms). The SDK reconnects with backoff and resumes its seats.
+The observation and the decision are exactly what an in-process bot gets: docs/sdk.md
+describes every field, decision and action, and ``risk_map()`` the Risk map. One
+connection plays many matches at once, each with its own Bot instance. Decisions run in
+the event loop (``threads=N`` runs them in a pool of N threads, for bots that wait on
+I/O or release the GIL); in the loop, the decisions of a batch of requests are answered
+with one batch of replies (or sooner, if deciding them takes over 20 ms). The SDK
+reconnects with backoff and resumes its seats.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import grpc
 from arena.engine.core import Decision
 from arena.engine.match import LazyObservation
 from arena.referee.codec import fill_action, from_json_text, observation_from_proto
+from arena.sdk.risk_map import Continent, RiskMap, risk_map
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -68,7 +70,11 @@ class Bot:
     def decide(self, observation: dict[str, Any], decision: Decision) -> dict[str, Any]:
         method = getattr(self, f"decide_{self.match.game}", None)
         if method is None:
-            raise NotImplementedError(f"{type(self).__name__} has no decide_{self.match.game}")
+            game = self.match.game
+            raise NotImplementedError(
+                f"{type(self).__name__} has no decide_{game}: a bot that plays {game} "
+                f"implements decide_{game}(observation, decision) (see docs/sdk.md)"
+            )
         return method(observation, decision)
 
     @staticmethod
@@ -90,6 +96,8 @@ def _names_territories(action: dict[str, Any]) -> bool:
     if any(isinstance(v, str) for k, v in action.items() if k != "type"):
         return True
     armies = action.get("armies")
+    if isinstance(armies, list):  # [[territory, armies], ...]
+        return any(isinstance(pair[0], str) for pair in armies)
     return isinstance(armies, dict) and any(isinstance(t, str) for t in armies)
 
 
@@ -110,9 +118,36 @@ def _territory_indices(
     for key in ("territory", "from", "to", "bonus", "neutral"):
         if key in out and out[key] is not None:
             out[key] = index(out[key])
-    if isinstance(out.get("armies"), dict):
-        out["armies"] = {index(t): n for t, n in out["armies"].items()}
+    armies = out.get("armies")
+    if isinstance(armies, dict | list):
+        pairs = armies.items() if isinstance(armies, dict) else armies
+        out["armies"] = {index(t): n for t, n in pairs}
     return out
+
+
+def _square_indices(action: dict[str, Any]) -> dict[str, Any]:
+    """Stratego actions may name squares (``"c5"``) and give a placement as pairs, as
+    the rules accept them; the wire carries square numbers, and a placement as a map."""
+    placement = action.get("placement")
+    named = [k for k in ("from", "to", "square") if isinstance(action.get(k), str)]
+    if placement is None and not named:
+        return action  # numbers already: the usual move
+    from arena.games.stratego.board import parse_square
+
+    out = dict(action)
+    for key in named:
+        out[key] = parse_square(out[key])
+    if placement is not None:
+        pairs = placement.items() if isinstance(placement, dict) else placement
+        out["placement"] = {parse_square(square): name for square, name in pairs}
+    return out
+
+
+def _wire_action(game: str, action: dict[str, Any], observation: dict[str, Any]) -> dict[str, Any]:
+    """The action with every territory or square as the number the wire carries."""
+    if game == "stratego":
+        return _square_indices(action)
+    return _territory_indices(game, action, observation)
 
 
 class _Session:
@@ -299,7 +334,7 @@ class _Session:
             answer.match_id = request.match_id
             answer.request_id = request.request_id
             fill_action(
-                answer.action, context.game, _territory_indices(context.game, action, observation)
+                answer.action, context.game, _wire_action(context.game, action, observation)
             )
         except Exception:
             log.exception("match %s: the bot failed to decide %s", request.match_id, request.kind)
@@ -393,4 +428,13 @@ def run_bot(
     asyncio.run(run_bot_async(bot, referee, token, **kwargs))
 
 
-__all__ = ["Bot", "FatalError", "MatchContext", "run_bot", "run_bot_async"]
+__all__ = [
+    "Bot",
+    "Continent",
+    "FatalError",
+    "MatchContext",
+    "RiskMap",
+    "risk_map",
+    "run_bot",
+    "run_bot_async",
+]

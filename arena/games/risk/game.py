@@ -40,8 +40,8 @@ RISK_OPTIONS = (
     ),
     OptionSpec(
         "dice",
-        "roll every die, or draw each roll's outcome from its exact "
-        "distribution (same odds, faster; faces are not recorded)",
+        "draw each roll's outcome from its exact distribution (faster; faces are not "
+        "recorded), or roll every die and record its faces (same odds)",
         "distribution",
         ("distribution", "faces"),
     ),

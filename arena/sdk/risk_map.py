@@ -1,0 +1,72 @@
+"""The Risk map for bot authors, by territory name, from the data the rules engine reads.
+
+``risk_map(observation["map"])`` gives the map of the game being played: a bot needs no
+copy of its own. Territory ``i`` of the observation's per-territory lists (``owner``,
+``armies``) is ``territories[i]``; ``neighbour_indices[i]`` are its neighbours' indices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from types import MappingProxyType
+
+from arena.games.risk.map import load_map
+
+
+@dataclass(frozen=True)
+class Continent:
+    name: str
+    bonus: int  # armies a turn for holding every territory of it at the turn's start
+    territories: tuple[str, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class RiskMap:
+    """A Risk map: its territories in index order, their neighbours and continents."""
+
+    name: str
+    territories: tuple[str, ...]
+    neighbours: Mapping[str, tuple[str, ...]]
+    continents: tuple[Continent, ...]
+    #: by index, as the observation numbers territories: ``neighbour_indices[i]``
+    neighbour_indices: tuple[tuple[int, ...], ...]
+
+    def index(self, territory: str) -> int:
+        """The index of ``territory`` in the observation's lists; ValueError if unknown."""
+        try:
+            return self.territories.index(territory)
+        except ValueError:
+            raise ValueError(f"unknown territory {territory!r} on map {self.name!r}") from None
+
+    def continent_of(self, territory: str) -> Continent:
+        for continent in self.continents:
+            if territory in continent.territories:
+                return continent
+        raise ValueError(f"unknown territory {territory!r} on map {self.name!r}")
+
+    def are_neighbours(self, a: str, b: str) -> bool:
+        return b in self.neighbours[a]
+
+
+@cache
+def risk_map(name_or_path: str = "classic") -> RiskMap:
+    """The map the engine plays: a built-in one by name (``classic``, the observation's
+    ``map``) or a map file by path. ValueError for an unknown map."""
+    data = load_map(name_or_path)
+    names = data.territories
+    return RiskMap(
+        name=data.name,
+        territories=names,
+        neighbours=MappingProxyType(
+            {names[i]: tuple(names[j] for j in data.neighbours[i]) for i in range(len(names))}
+        ),
+        continents=tuple(
+            Continent(name, bonus, tuple(names[i] for i in members))
+            for name, bonus, members in zip(
+                data.continents, data.continent_bonus, data.continent_members, strict=True
+            )
+        ),
+        neighbour_indices=data.neighbours,
+    )
