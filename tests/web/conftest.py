@@ -11,6 +11,7 @@ from contextlib import redirect_stdout
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -167,3 +168,20 @@ def page_board_rows(html: str) -> list[tuple[str, ...]]:
         rank, label, elo, interval, games, w, d, losses, score, _skill = cells
         rows.append((rank, label, games, w, d, losses, score, elo, interval.replace(" ", "")))
     return rows
+
+
+def pages(client: Any) -> list[str]:
+    """Every kind of page and API answer, for the store's tournaments and matches."""
+    paths = ["/", "/leaderboards", "/bots", "/tournaments", "/docs", "/openapi.json"]
+    paths += ["/api/home", "/api/leaderboards", "/api/bots", "/api/tournaments"]
+    for board in client.get("/api/leaderboards").json():
+        where = f"{board['game']}/{board['segment']}"
+        paths += [f"/leaderboards/{where}", f"/api/leaderboards/{where}"]
+        paths.append(f"/api/leaderboards/{where}.csv")
+    for bot in client.get("/api/bots").json():
+        paths += [f"/bots/{bot['name']}", f"/api/bots/{bot['name']}"]
+    for t in client.get("/api/tournaments").json():
+        paths += [f"/tournaments/{t['tournament_id']}", f"/api/tournaments/{t['tournament_id']}"]
+        for m in client.get(f"/api/tournaments/{t['tournament_id']}").json()["match_list"]:
+            paths += [f"/matches/{m['match_id']}", f"/api/matches/{m['match_id']}"]
+    return paths

@@ -17,29 +17,13 @@ from arena.store import Store, variant_key
 from arena.tournament.leaderboard import compute
 from arena.web import create_app
 
-from .conftest import XSS, Filled, Tables, as_cli, cli_leaderboard, page_board_rows
+from .conftest import XSS, Filled, Tables, as_cli, cli_leaderboard, page_board_rows, pages
 
 
 @pytest.fixture(scope="module")
 def client(filled: Filled):
     with TestClient(create_app(filled.url)) as c:
         yield c
-
-
-def pages(client: TestClient, filled: Filled) -> list[str]:
-    """Every kind of page and API answer, for the store's tournaments and matches."""
-    paths = ["/", "/leaderboards", "/bots", "/tournaments", "/docs", "/openapi.json"]
-    paths += ["/api/home", "/api/leaderboards", "/api/bots", "/api/tournaments"]
-    for game in ("risk", "stratego"):
-        paths += [f"/leaderboards/{game}/classic", f"/api/leaderboards/{game}/classic"]
-        paths.append(f"/api/leaderboards/{game}/classic.csv")
-    for bot in client.get("/api/bots").json():
-        paths += [f"/bots/{bot['name']}", f"/api/bots/{bot['name']}"]
-    for t in client.get("/api/tournaments").json():
-        paths += [f"/tournaments/{t['tournament_id']}", f"/api/tournaments/{t['tournament_id']}"]
-        for m in client.get(f"/api/tournaments/{t['tournament_id']}").json()["match_list"]:
-            paths += [f"/matches/{m['match_id']}", f"/api/matches/{m['match_id']}"]
-    return paths
 
 
 def file_digest(path: Path) -> str:
@@ -217,7 +201,7 @@ def test_markup_in_stored_names_shows_as_text(client: TestClient, filled: Filled
 def test_no_request_changes_the_database_file(filled: Filled, copy: Path):
     before = file_digest(copy)
     with TestClient(create_app(str(copy))) as c:
-        for path in pages(c, filled):
+        for path in pages(c):
             assert c.get(path).status_code == 200, path
         assert c.post("/api/home").status_code == 405  # nothing takes a write
     assert file_digest(copy) == before
