@@ -480,7 +480,7 @@ def rating_history(
     store: Store, game: str, variants: str, played: list[Any], mine: set[str]
 ) -> list[dict[str, Any]]:
     """The MLE Elo of each version as the leaderboard stood after each tournament it
-    played in (a match outside tournaments counts as one of its own).
+    played in had finished (a match outside tournaments counts as one of its own).
 
     MLE Elo is a fit of all the board's results at once, not a running figure: a
     point is the whole board refitted on every match finished by then, with its 95%
@@ -496,11 +496,11 @@ def rating_history(
             ).all()
         )
     valid = [g for g in played if len(set(g.bot_ids)) == len(g.bot_ids)]
-    # the last index of each group (tournament, or lone match) that one of ours played in
-    ends: dict[str, int] = {}
-    for index, g in enumerate(valid):
-        if mine & set(g.bot_ids):
-            ends[owners.get(g.match_id) or g.match_id] = index
+    # each group (a tournament, or a lone match) one of ours played in ends with the last
+    # of its matches to finish, whoever played that one
+    groups = [owners.get(g.match_id) or g.match_id for g in valid]
+    ours = {group for group, g in zip(groups, valid, strict=True) if mine & set(g.bot_ids)}
+    ends = {group: index for index, group in enumerate(groups) if group in ours}
     labels = {row.id: row.label for row in store.bots()}
     points = []
     for group, end in sorted(ends.items(), key=lambda item: item[1])[-HISTORY_POINTS:]:

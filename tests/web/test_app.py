@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import socket
 from pathlib import Path
 
 import orjson
@@ -17,7 +16,16 @@ from arena.store import Store, variant_key
 from arena.tournament.leaderboard import compute
 from arena.web import create_app
 
-from .conftest import XSS, Filled, Tables, as_cli, cli_leaderboard, page_board_rows, pages
+from .conftest import (
+    XSS,
+    Filled,
+    Tables,
+    as_cli,
+    cli_leaderboard,
+    free_port,
+    page_board_rows,
+    pages,
+)
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +147,7 @@ def test_a_bot_page_has_versions_history_head_to_head_and_matches(client: TestCl
     bot = client.get("/api/bots/house:random").json()
     assert [v["label"] for v in bot["versions"]] == ["house:random@1"]
     risk = next(b for b in bot["boards"] if b["game"] == "risk")
-    # one tournament of Risk: one checkpoint, the board as it stands now
+    # one tournament of Risk: one checkpoint after it, the board as it stands now
     assert [p["is_tournament"] for p in risk["history"]] == [True]
     row = risk["rows"][0]
     assert risk["history"][0]["elo"] == pytest.approx(row["elo"])
@@ -149,6 +157,8 @@ def test_a_bot_page_has_versions_history_head_to_head_and_matches(client: TestCl
     stratego = next(b for b in bot["boards"] if b["game"] == "stratego")
     # two tournaments and a lone match (against the markup bot): three checkpoints
     assert len(stratego["history"]) == 3
+    assert [p["matches"] for p in stratego["history"]] == [2, 4, 5]  # the board by then
+    assert stratego["history"][-1]["elo"] == pytest.approx(stratego["rows"][0]["elo"])
     assert bot["recent"] and all(
         any(p["name"] == "house:random" for p in m["players"]) for m in bot["recent"]
     )
@@ -219,9 +229,7 @@ def test_the_api_docs_page_lists_every_api_path(client: TestClient):
 
 
 def test_the_home_page_shows_a_referee_that_does_not_answer(filled: Filled):
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        address = f"127.0.0.1:{s.getsockname()[1]}"
+    address = f"127.0.0.1:{free_port()}"  # nobody listens there
     with TestClient(create_app(filled.url, referee=address)) as c:
         referee = c.get("/api/home").json()["referee"]
         assert referee == {"address": address, "status": "UNAVAILABLE", "serving": False}
