@@ -138,10 +138,10 @@ def create_app(db_url: str, referee: str | None = None) -> FastAPI:
 
     @app.get("/api/leaderboards/{game}/{variants}", summary="one leaderboard")
     def api_leaderboard(game: str, variants: str, sort: str = "rank") -> dict[str, Any]:
-        """``variants``: the variant names joined by ``+`` in alphabetical order, or
-        ``classic``. ``sort``: rank (default), bot, games, wins, draws, losses, score,
-        elo, openskill; ``-COLUMN`` for descending. Rows, numbers and (by rank) order
-        are those of ``arena leaderboard``."""
+        """`variants`: the variant names joined by `+` in alphabetical order, or
+        `classic`. `sort`: rank (default), bot, games, wins, draws, losses, score,
+        elo, openskill; `-COLUMN` for descending. Rows, numbers and (by rank) order
+        are those of `arena leaderboard`."""
         return data.leaderboard(store, game, data.board_key(variants), sort)
 
     @app.get("/api/bots", summary="every bot name with its versions")
@@ -150,14 +150,14 @@ def create_app(db_url: str, referee: str | None = None) -> FastAPI:
 
     @app.get("/api/bots/{name:path}", summary="one bot: versions, ratings, history, head to head")
     def api_bot(name: str) -> dict[str, Any]:
-        """A bot by name (a house bot: ``house:NAME``): its versions, and on each board
+        """A bot by name (a house bot: `house:NAME`): its versions, and on each board
         it played: its versions' rows, their rating history (the MLE Elo after each
         tournament it played in) and head-to-head counts; its latest matches."""
         return data.bot(store, name)
 
     @app.get("/api/tournaments", summary="every tournament, newest first")
     def api_tournaments() -> list[dict[str, Any]]:
-        """``seed`` is null until the tournament has finished."""
+        """`seed` is null until the tournament has finished."""
         return data.tournaments(store)
 
     @app.get("/api/tournaments/{tournament_id}", summary="one tournament")
@@ -168,8 +168,8 @@ def create_app(db_url: str, referee: str | None = None) -> FastAPI:
 
     @app.get("/api/matches/{match_id}", summary="one match")
     def api_match(match_id: str) -> dict[str, Any]:
-        """Players, result, and whether its replay can be had (``replay_hidden`` says
-        why not yet); ``seed`` is null while the replay is hidden."""
+        """Players, result, and whether its replay can be had (`replay_hidden` says
+        why not yet); `seed` is null while the replay is hidden."""
         return data.match(store, match_id)
 
     @app.get("/api/matches/{match_id}/events", summary="a page of a match's event log")
@@ -209,7 +209,7 @@ async def _referee_status(address: str) -> dict[str, Any]:
 
 def _errors(app: FastAPI, templates: Jinja2Templates) -> None:
     """A missing thing is a 404, a secret not yet shown a 403, a bad parameter a 400: a
-    JSON ``{"detail": ...}`` under /api/, a page elsewhere, with the one-line reason."""
+    JSON `{"detail": ...}` under /api/, a page elsewhere, with the one-line reason."""
 
     def answer(request: Request, status: int, detail: str) -> Response:
         if request.url.path.startswith("/api/"):

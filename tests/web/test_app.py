@@ -13,10 +13,13 @@ import pytest
 from fastapi.testclient import TestClient
 
 from arena.store import Store, variant_key
+from arena.tournament.executor import LocalExecutor
 from arena.tournament.leaderboard import compute
+from arena.tournament.runner import create_tournament, run_tournament
 from arena.web import create_app
 
 from .conftest import (
+    STRATEGO,
     XSS,
     Filled,
     Tables,
@@ -240,3 +243,22 @@ def test_a_standalone_match_s_variant_key_is_its_board(client, filled: Filled):
     match = client.get(f"/api/matches/{filled.xss_match}").json()
     assert match["variants"] == variant_key([]) and match["tournament_id"] is None
     assert match["players"][1]["place"] == 1
+
+
+def test_the_app_reads_a_postgresql_store(postgres_url: str):
+    writer = Store(postgres_url)
+    try:
+        t = create_tournament(writer, STRATEGO)
+        run_tournament(writer, t.id, LocalExecutor(workers=0))
+        expected = compute(writer, "stratego", "")
+        with TestClient(create_app(postgres_url)) as web:
+            rows = web.get("/api/leaderboards/stratego/classic").json()["rows"]
+            assert [(r["label"], r["elo"], r["games"]) for r in rows] == [
+                (r.label, r.elo, r.games) for r in expected
+            ]
+            match_id = web.get(f"/api/tournaments/{t.id}").json()["match_list"][0]["match_id"]
+            assert web.get(f"/matches/{match_id}").status_code == 200
+            replay = orjson.loads(web.get(f"/api/matches/{match_id}/replay").content)
+            assert str(replay["seed"]) == web.get(f"/api/matches/{match_id}").json()["seed"]
+    finally:
+        writer.close()
