@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
@@ -228,6 +229,13 @@ def _errors(app: FastAPI, templates: Jinja2Templates) -> None:
     @app.exception_handler(ValueError)
     async def bad_value(request: Request, exc: ValueError) -> Response:
         return answer(request, 400, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_parameter(request: Request, exc: RequestValidationError) -> Response:
+        first = exc.errors()[0]
+        name = first["loc"][-1]
+        given = request.query_params.get(str(name), first.get("input"))
+        return answer(request, 400, f"{name} {given!r}: {first['msg'].lower()}")
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:

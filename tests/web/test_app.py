@@ -186,6 +186,14 @@ def test_a_finished_match_shows_its_event_log_and_its_replay(client, filled: Fil
     assert client.get(f"/api/matches/{match_id}/events?page=999").status_code == 400
 
 
+def test_a_page_number_that_is_not_a_number_is_a_400_naming_it(client, filled: Filled):
+    answer = client.get(f"/api/matches/{filled.xss_match}/events?page=two")
+    assert answer.status_code == 400
+    assert answer.json()["detail"].startswith("page 'two': input should be a valid integer")
+    page = client.get(f"/matches/{filled.xss_match}?page=two")
+    assert page.status_code == 400 and "page &#39;two&#39;" in page.text
+
+
 def test_an_unknown_match_is_a_404_page(client: TestClient):
     answer = client.get("/matches/nope")
     assert answer.status_code == 404 and "no match &#39;nope&#39;" in answer.text
