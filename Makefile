@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_ARGS ?=
 
-.PHONY: run play test lint bench clean node services
+.PHONY: run play test lint bench clean node services chromium
 
 # Said before it starts, because the first install is most of the first run's time.
 $(VENV)/.installed: pyproject.toml
@@ -46,7 +46,11 @@ lint: $(VENV)/.installed
 services:
 	bash scripts/ensure_services.sh
 
-test: lint node services
+# Chromium (Debian's) for the web app's browser tests, driven by Playwright
+chromium:
+	bash scripts/ensure_chromium.sh
+
+test: lint node services chromium
 	$(BIN)/pytest
 
 bench: $(VENV)/.installed

@@ -871,6 +871,18 @@ def cmd_bots_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_web(args: argparse.Namespace) -> int:
+    """Serve the web app (uvicorn) on the store, read-only, until interrupted."""
+    import uvicorn
+
+    from arena.web import create_app
+
+    app = create_app(args.db, referee=args.referee)  # a bad store fails here, in one line
+    print(f"arena web: http://{args.host}:{args.port}/ (store {args.db}, read-only)", flush=True)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from arena import demo
 
@@ -1181,6 +1193,13 @@ def build_parser() -> argparse.ArgumentParser:
     blist = bots_sub.add_parser("list", help="every bot version, registered and house")
     db_option(blist)
     blist.set_defaults(func=cmd_bots_list)
+
+    web = sub.add_parser("web", help="the leaderboards, bots, tournaments and matches in a browser")
+    web.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    web.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    web.add_argument("--referee", help="HOST:PORT of a referee whose health the home page shows")
+    db_option(web)
+    web.set_defaults(func=cmd_web)
     return parser
 
 

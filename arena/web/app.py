@@ -1,0 +1,242 @@
+"""The web app: server-rendered pages and their JSON twins under ``/api/``.
+
+:func:`create_app` opens the store read-only (:mod:`arena.store.readonly`): no request
+can change it. Every page is complete without JavaScript; every asset is served here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from arena.store.readonly import ReadOnlyStore
+from arena.web import data, svg
+
+HERE = Path(__file__).resolve().parent
+#: a page route: HTML, left out of the API's description (its twin under /api/ is in it)
+PAGE: dict[str, Any] = {"response_class": HTMLResponse, "include_in_schema": False}
+
+
+def create_app(db_url: str, referee: str | None = None) -> FastAPI:
+    """The app on the store at ``db_url``; ``referee`` (HOST:PORT), if given, is the
+    referee whose health the home page shows."""
+    from arena.plugins import load_registry
+
+    store = ReadOnlyStore(db_url)
+    registry = load_registry()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        store.close()
+
+    app = FastAPI(
+        lifespan=lifespan,
+        title="Arena",
+        summary="Read-only views of an Arena store: leaderboards, bots, tournaments, matches",
+        # FastAPI's own /docs loads its scripts from a CDN: ours is a page of this app
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.store = store
+    app.state.referee = referee
+    templates = Jinja2Templates(directory=HERE / "templates")
+    templates.env.globals.update(bar=svg.bar, history_plot=svg.history_plot)
+    templates.env.filters["elo"] = lambda v: f"{v:.0f}"
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    _errors(app, templates)
+
+    def page(request: Request, name: str, **context: Any) -> HTMLResponse:
+        return templates.TemplateResponse(request, name, context)
+
+    # --- pages ----------------------------------------------------------------------
+
+    @app.get("/", **PAGE)
+    async def home_page(request: Request) -> HTMLResponse:
+        return page(request, "home.html", home=await _home(), title="Arena")
+
+    @app.get("/leaderboards", **PAGE)
+    def leaderboards_page(request: Request) -> HTMLResponse:
+        return page(request, "leaderboards.html", boards=data.boards(store), title="Leaderboards")
+
+    @app.get("/leaderboards/{game}/{variants}", **PAGE)
+    def leaderboard_page(request: Request, game: str, variants: str, sort: str = "rank"):
+        board = data.leaderboard(store, game, data.board_key(variants), sort)
+        return page(request, "leaderboard.html", board=board, title=board["title"])
+
+    @app.get("/bots", **PAGE)
+    def bots_page(request: Request) -> HTMLResponse:
+        return page(request, "bots.html", bots=data.bots(store), title="Bots")
+
+    @app.get("/bots/{name:path}", **PAGE)
+    def bot_page(request: Request, name: str) -> HTMLResponse:
+        return page(request, "bot.html", bot=data.bot(store, name), title=name)
+
+    @app.get("/tournaments", **PAGE)
+    def tournaments_page(request: Request) -> HTMLResponse:
+        rows = data.tournaments(store)
+        return page(request, "tournaments.html", tournaments=rows, title="Tournaments")
+
+    @app.get("/tournaments/{tournament_id}", **PAGE)
+    def tournament_page(request: Request, tournament_id: str, sort: str = "rank"):
+        t = data.tournament(store, tournament_id, sort)
+        return page(request, "tournament.html", t=t, title=t["name"])
+
+    @app.get("/matches/{match_id}", **PAGE)
+    def match_page(request: Request, match_id: str, page_: int = Query(1, alias="page")):
+        m = data.match(store, match_id)
+        log = data.event_log(store, match_id, page_) if m["replay_available"] else None
+        return page(request, "match.html", m=m, log=log, title=f"match {match_id}")
+
+    @app.get("/docs", **PAGE)
+    def api_docs_page(request: Request) -> HTMLResponse:
+        return page(request, "api.html", schema=app.openapi(), title="API")
+
+    # --- the API ----------------------------------------------------------------------
+
+    async def _home() -> dict[str, Any]:
+        from starlette.concurrency import run_in_threadpool
+
+        home = await run_in_threadpool(data.home, store, registry)
+        home["referee"] = await _referee_status(referee) if referee else None
+        return home
+
+    @app.get("/api/home", summary="games, top 5 of each leaderboard, running tournaments")
+    async def api_home() -> dict[str, Any]:
+        """What the home page shows: the games and their variants, the top five of each
+        leaderboard, the running tournaments, the latest finished matches, and the
+        referee's health when the app was given one."""
+        return await _home()
+
+    @app.get("/api/leaderboards", summary="every leaderboard (game and variant set)")
+    def api_leaderboards() -> list[dict[str, Any]]:
+        """Every game and variant set with a finished match, each with its whole table."""
+        return data.boards(store)
+
+    @app.get(
+        "/api/leaderboards/{game}/{variants}.csv",
+        summary="a leaderboard as CSV",
+        response_class=PlainTextResponse,
+    )
+    def api_leaderboard_csv(game: str, variants: str, sort: str = "rank") -> Response:
+        """The table as CSV (one row a bot version, the same columns as the JSON)."""
+        board = data.leaderboard(store, game, data.board_key(variants), sort)
+        name = f"leaderboard-{game}-{variants}.csv"
+        return Response(
+            data.leaderboard_csv(board),
+            media_type="text/csv; charset=utf-8",
+            headers={"content-disposition": f'attachment; filename="{name}"'},
+        )
+
+    @app.get("/api/leaderboards/{game}/{variants}", summary="one leaderboard")
+    def api_leaderboard(game: str, variants: str, sort: str = "rank") -> dict[str, Any]:
+        """`variants`: the variant names joined by `+` in alphabetical order, or
+        `classic`. `sort`: rank (default), bot, games, wins, draws, losses, score,
+        elo, openskill; `-COLUMN` for descending. Rows, numbers and (by rank) order
+        are those of `arena leaderboard`."""
+        return data.leaderboard(store, game, data.board_key(variants), sort)
+
+    @app.get("/api/bots", summary="every bot name with its versions")
+    def api_bots() -> list[dict[str, Any]]:
+        return data.bots(store)
+
+    @app.get("/api/bots/{name:path}", summary="one bot: versions, ratings, history, head to head")
+    def api_bot(name: str) -> dict[str, Any]:
+        """A bot by name (a house bot: `house:NAME`): its versions, and on each board
+        it played: its versions' rows, their rating history (the MLE Elo after each
+        tournament it played in) and head-to-head counts; its latest matches."""
+        return data.bot(store, name)
+
+    @app.get("/api/tournaments", summary="every tournament, newest first")
+    def api_tournaments() -> list[dict[str, Any]]:
+        """`seed` is null until the tournament has finished."""
+        return data.tournaments(store)
+
+    @app.get("/api/tournaments/{tournament_id}", summary="one tournament")
+    def api_tournament(tournament_id: str, sort: str = "rank") -> dict[str, Any]:
+        """Progress (matches by status), entries, standings, crosstable, matches.
+        A unique prefix of the id will do."""
+        return data.tournament(store, tournament_id, sort)
+
+    @app.get("/api/matches/{match_id}", summary="one match")
+    def api_match(match_id: str) -> dict[str, Any]:
+        """Players, result, and whether its replay can be had (`replay_hidden` says
+        why not yet); `seed` is null while the replay is hidden."""
+        return data.match(store, match_id)
+
+    @app.get("/api/matches/{match_id}/events", summary="a page of a match's event log")
+    def api_events(match_id: str, page: int = 1) -> dict[str, Any]:
+        """The replay's steps, 200 a page: the seat, its action, the events it caused.
+        403 while the replay is hidden."""
+        return data.event_log(store, match_id, page)
+
+    @app.get("/api/matches/{match_id}/replay", summary="a match's replay JSON")
+    def api_replay(match_id: str) -> Response:
+        """The replay (docs/replay-format.md) as a download; 403 while it is hidden (a
+        match that has not finished, or one of a tournament that has not)."""
+        return Response(
+            data.replay_text(store, match_id),
+            media_type="application/json",
+            headers={"content-disposition": f'attachment; filename="{match_id}.json"'},
+        )
+
+    return app
+
+
+async def _referee_status(address: str) -> dict[str, Any]:
+    """The referee's gRPC health: SERVING, NOT_SERVING, or why it did not answer."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    try:
+        async with grpc.aio.insecure_channel(address) as channel:
+            reply = await health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=""), timeout=2.0
+            )
+        status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+    except grpc.RpcError as exc:
+        status = exc.code().name
+    return {"address": address, "status": status, "serving": status == "SERVING"}
+
+
+def _errors(app: FastAPI, templates: Jinja2Templates) -> None:
+    """A missing thing is a 404, a secret not yet shown a 403, a bad parameter a 400: a
+    JSON `{"detail": ...}` under /api/, a page elsewhere, with the one-line reason."""
+
+    def answer(request: Request, status: int, detail: str) -> Response:
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"detail": detail}, status_code=status)
+        context = {"status": status, "detail": detail, "title": f"{status}"}
+        return templates.TemplateResponse(request, "error.html", context, status_code=status)
+
+    @app.exception_handler(data.NotFound)
+    async def not_found(request: Request, exc: data.NotFound) -> Response:
+        return answer(request, 404, str(exc))
+
+    @app.exception_handler(PermissionError)
+    async def hidden(request: Request, exc: PermissionError) -> Response:
+        return answer(request, 403, str(exc))
+
+    @app.exception_handler(ValueError)
+    async def bad_value(request: Request, exc: ValueError) -> Response:
+        return answer(request, 400, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_parameter(request: Request, exc: RequestValidationError) -> Response:
+        first = exc.errors()[0]
+        name = first["loc"][-1]
+        given = request.query_params.get(str(name), first.get("input"))
+        return answer(request, 400, f"{name} {given!r}: {first['msg'].lower()}")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        return answer(request, exc.status_code, str(exc.detail))

@@ -1,0 +1,521 @@
+"""What every page shows, as plain JSON-ready dicts: a page renders one of these, and
+its twin under ``/api/`` returns the same dict, so the two never disagree.
+
+Leaderboards come from :func:`arena.tournament.leaderboard.compute`, the function
+behind ``arena leaderboard`` (which stores what it computes; the web only reads), so the
+numbers and the order are the same. Secrets follow :mod:`arena.web.visibility`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter, defaultdict
+from datetime import datetime
+from typing import Any
+
+import orjson
+from sqlalchemy import func, select
+
+from arena.ratings import fit, pairwise
+from arena.store import BotRow, MatchRow, SeatRow, Store, TournamentRow, variant_key
+from arena.store.db import as_utc
+from arena.tournament.leaderboard import BoardRow, compute
+from arena.web import visibility
+
+CLASSIC = "classic"  # the URL segment of the variant set "" (the classic game)
+#: the columns a leaderboard sorts by (``?sort=COLUMN`` or ``?sort=-COLUMN``)
+SORTS = {
+    "rank": "rank",
+    "bot": "label",
+    "games": "games",
+    "wins": "wins",
+    "draws": "draws",
+    "losses": "losses",
+    "score": "score",
+    "elo": "elo",
+    "openskill": "mu",
+}
+#: the most checkpoints a bot's rating history refits the board for (the latest ones)
+HISTORY_POINTS = 40
+
+
+class NotFound(LookupError):
+    """Nothing by that name or id: a 404 with this message."""
+
+
+def board_key(segment: str) -> str:
+    """The variant key of a URL segment (``classic`` is the classic game)."""
+    return "" if segment == CLASSIC else segment
+
+
+def board_segment(variants: str) -> str:
+    return variants or CLASSIC
+
+
+def board_title(game: str, variants: str) -> str:
+    """As ``arena leaderboard`` titles a board."""
+    return f"{game} ({variants.replace('+', ', ') if variants else 'classic'})"
+
+
+def _time(moment: datetime | None) -> str | None:
+    return as_utc(moment).isoformat(timespec="seconds") if moment else None
+
+
+def board_row(row: BoardRow, name: str) -> dict[str, Any]:
+    return {**dataclasses.asdict(row), "name": name}
+
+
+# --- leaderboards ---------------------------------------------------------------------
+
+
+def sort_rows(rows: list[dict[str, Any]], sort: str) -> list[dict[str, Any]]:
+    """Rows ordered by ``sort`` (a column of :data:`SORTS`, ``-`` first: descending)."""
+    column = sort.removeprefix("-")
+    if column not in SORTS:
+        raise ValueError(f"sort {sort!r}: expected one of {', '.join(SORTS)} (or -COLUMN)")
+    field = SORTS[column]
+    # ties keep the leaderboard's order, whichever the direction (the sort is stable)
+    return sorted(rows, key=lambda r: r[field], reverse=sort.startswith("-"))
+
+
+def leaderboard(
+    store: Store, game: str, variants: str, sort: str = "rank", tournament_id: str | None = None
+) -> dict[str, Any]:
+    if tournament_id is None and (game, variants) not in store.boards():
+        raise NotFound(f"no finished match of {board_title(game, variants)} yet")
+    names = _bot_names(store)
+    rows = [
+        board_row(r, names.get(r.bot_id, r.label))
+        for r in compute(store, game, variants, tournament_id)
+    ]
+    return {
+        "game": game,
+        "variants": variants,
+        "segment": board_segment(variants),
+        "title": board_title(game, variants),
+        "sort": sort,
+        "rows": sort_rows(rows, sort),
+        "scale": _scale(rows),
+    }
+
+
+def _scale(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """The Elo range every interval bar of one table is drawn on."""
+    if not rows:
+        return {"low": 1400.0, "high": 1600.0}
+    low = min(r["elo_low"] for r in rows)
+    high = max(r["elo_high"] for r in rows)
+    pad = max(10.0, (high - low) * 0.05)
+    return {"low": low - pad, "high": high + pad}
+
+
+def boards(store: Store, top: int | None = None) -> list[dict[str, Any]]:
+    out = []
+    for game, variants in store.boards():
+        board = leaderboard(store, game, variants)
+        if top is not None:
+            board["rows"] = board["rows"][:top]
+        out.append(board)
+    return out
+
+
+def leaderboard_csv(board: dict[str, Any]) -> str:
+    import csv
+    import io
+
+    columns = [
+        "rank", "bot", "games", "wins", "draws", "losses", "score",
+        "elo", "elo_low", "elo_high", "online_elo", "openskill_mu", "openskill_sigma",
+    ]  # fmt: skip
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for r in board["rows"]:
+        writer.writerow(
+            [r["rank"], r["label"], r["games"], r["wins"], r["draws"], r["losses"]]
+            + [f"{r[k]:.4f}" for k in ("score", "elo", "elo_low", "elo_high", "online_elo")]
+            + [f"{r['mu']:.4f}", f"{r['sigma']:.4f}"]
+        )
+    return out.getvalue()
+
+
+# --- home -----------------------------------------------------------------------------
+
+
+def home(store: Store, registry: Any) -> dict[str, Any]:
+    games = []
+    for name, game in sorted(registry.games.items()):
+        variants = sorted(v.name for (g, _), v in registry.variants.items() if g == name)
+        games.append(
+            {
+                "name": name,
+                "description": game.description,
+                "players": f"{game.min_players}-{game.max_players}",
+                "variants": variants,
+            }
+        )
+    running = [t for t in tournaments(store) if t["status"] == "running"]
+    return {
+        "games": games,
+        "boards": boards(store, top=5),
+        "running": running,
+        "recent": recent_matches(store, limit=10),
+    }
+
+
+# --- matches --------------------------------------------------------------------------
+
+
+def _bot_names(store: Store) -> dict[str, str]:
+    return {row.id: row.name for row in store.bots()}
+
+
+def _match_summary(match: MatchRow, seats: list[SeatRow], names: dict[str, str]) -> dict[str, Any]:
+    result = match.result or {}
+    return {
+        "match_id": match.id,
+        "tournament_id": match.tournament_id,
+        "round": match.round,
+        "game": match.game,
+        "variants": match.variant_key,
+        "status": match.status,
+        "players": [
+            {
+                "seat": seat.seat,
+                "label": match.players[seat.seat] if seat.seat < len(match.players) else "",
+                "name": names.get(seat.bot_id, ""),
+                "place": seat.place if match.status == "finished" else None,
+                "forfeit": seat.forfeit if match.status == "finished" else None,
+            }
+            for seat in seats
+        ],
+        "reason": result.get("reason", "") if match.status == "finished" else "",
+        "finished": _time(match.finished) if match.status == "finished" else None,
+    }
+
+
+def _summaries(store: Store, matches: list[MatchRow]) -> list[dict[str, Any]]:
+    seats = store.match_seats([m.id for m in matches])
+    names = _bot_names(store)
+    return [_match_summary(m, seats[m.id], names) for m in matches]
+
+
+def recent_matches(
+    store: Store, limit: int, bot_ids: list[str] | None = None
+) -> list[dict[str, Any]]:
+    """The latest finished matches (of these bot versions, if given), newest first."""
+    with store.session() as s:
+        query = select(MatchRow).where(MatchRow.status == "finished")
+        if bot_ids is not None:
+            seated = select(SeatRow.match_id).where(SeatRow.bot_id.in_(bot_ids))
+            query = query.where(MatchRow.id.in_(seated))
+        query = query.order_by(MatchRow.finished.desc(), MatchRow.id.desc()).limit(limit)
+        matches = list(s.scalars(query))
+    return _summaries(store, matches)
+
+
+def match(store: Store, match_id: str) -> dict[str, Any]:
+    row = store.match(match_id)
+    if row is None:
+        raise NotFound(f"no match {match_id!r}")
+    tournament = store.tournament(row.tournament_id) if row.tournament_id else None
+    hidden = visibility.replay_hidden_why(row, tournament)
+    summary = _summaries(store, [row])[0]
+    result = row.result if row.status == "finished" else None
+    return {
+        **summary,
+        "tournament_name": tournament.name if tournament else None,
+        "options": row.options,
+        "variant_list": row.variants,
+        "result": result,
+        "attempts": row.attempts,
+        "created": _time(row.created),
+        "started": _time(row.started),
+        "replay_available": hidden is None and store.replay(row.id) is not None,
+        "replay_hidden": hidden,
+        "seed": str(row.seed) if hidden is None else None,
+    }
+
+
+def replay_text(store: Store, match_id: str) -> str:
+    """The replay's JSON text, if it may be shown (:class:`PermissionError` if not yet)."""
+    row = store.match(match_id)
+    if row is None:
+        raise NotFound(f"no match {match_id!r}")
+    tournament = store.tournament(row.tournament_id) if row.tournament_id else None
+    hidden = visibility.replay_hidden_why(row, tournament)
+    if hidden is not None:
+        raise PermissionError(f"the replay of match {match_id} is hidden for now: {hidden}")
+    text = store.replay(match_id)
+    if text is None:
+        raise NotFound(f"match {match_id} has no stored replay")
+    return text
+
+
+def event_log(store: Store, match_id: str, page: int, per_page: int = 200) -> dict[str, Any]:
+    """One page of the replay's steps as table rows: who acted, the action, the events."""
+    replay = orjson.loads(replay_text(store, match_id))
+    players = replay.get("players", [])
+    rows: list[dict[str, Any]] = []
+    if replay.get("initial_events"):
+        rows.append(_step_row(0, None, players, None, replay["initial_events"]))
+    for index, (seat, action, events) in enumerate(replay.get("steps", []), start=1):
+        rows.append(_step_row(index, seat, players, action, events))
+    pages = max(1, -(-len(rows) // per_page))
+    if not 1 <= page <= pages:
+        raise ValueError(f"page {page}: the event log has pages 1 to {pages}")
+    return {
+        "match_id": match_id,
+        "page": page,
+        "pages": pages,
+        "steps": len(rows),
+        "rows": rows[(page - 1) * per_page : page * per_page],
+    }
+
+
+def _step_row(
+    index: int, seat: int | None, players: list[str], action: Any, events: list[Any]
+) -> dict[str, Any]:
+    return {
+        "step": index,
+        "seat": seat,
+        "player": players[seat] if seat is not None and seat < len(players) else "",
+        "action": _fields(action) if isinstance(action, dict) else "",
+        "events": [_fields(e) if isinstance(e, dict) else str(e) for e in events],
+    }
+
+
+def _fields(item: dict[str, Any]) -> str:
+    """``type`` (or ``e``) first, then ``key=value`` pairs: one readable line."""
+    head = item.get("type", item.get("e", ""))
+    rest = " ".join(
+        f"{k}={orjson.dumps(v).decode()}" for k, v in item.items() if k not in ("type", "e")
+    )
+    return f"{head} {rest}".strip()
+
+
+# --- tournaments ----------------------------------------------------------------------
+
+
+def _tournament_summary(store: Store, t: TournamentRow) -> dict[str, Any]:
+    counts = store.progress(t.id)
+    return {
+        "tournament_id": t.id,
+        "name": t.name,
+        "game": t.game,
+        "variants": variant_key(t.variants),
+        "format": t.format,
+        "seats": t.seats,
+        "games_per_pairing": t.games_per_pairing,
+        "status": t.status,
+        "matches": sum(counts.values()),
+        "progress": dict(sorted(counts.items())),
+        "finished_matches": counts.get("finished", 0),
+        "created": _time(t.created),
+        "started": _time(t.started),
+        "finished": _time(t.finished),
+        "seed": str(t.seed) if visibility.tournament_seed_visible(t) else None,
+    }
+
+
+def tournaments(store: Store) -> list[dict[str, Any]]:
+    """Every tournament, newest first."""
+    return [_tournament_summary(store, t) for t in reversed(store.tournaments())]
+
+
+def tournament(store: Store, tournament_id: str, sort: str = "rank") -> dict[str, Any]:
+    t = store.tournament(tournament_id)
+    if t is None:
+        raise NotFound(f"no tournament {tournament_id!r}")
+    entries = store.entries(t.id)
+    standings = leaderboard(store, t.game, variant_key(t.variants), sort, tournament_id=t.id)
+    matches = _summaries(store, store.tournament_matches(t.id))
+    return {
+        **_tournament_summary(store, t),
+        "options": t.options,
+        "entries": [{"label": e.label, "challenger": e.challenger} for e in entries],
+        "standings": standings,
+        "crosstable": crosstable(store, t, [e.label for e in entries]),
+        "match_list": matches,
+        "replays_hidden": None
+        if visibility.tournament_seed_visible(t)
+        else (visibility.TOURNAMENT_HIDES),
+    }
+
+
+def crosstable(store: Store, t: TournamentRow, labels: list[str]) -> dict[str, Any]:
+    """Pairwise scores within the tournament: a row bot's points against a column bot
+    (1 for placing ahead, 1/2 for the same place) out of the games they shared."""
+    by_id = {e.bot_id: e.label for e in store.entries(t.id)}
+    points: Counter[tuple[str, str]] = Counter()
+    games: Counter[tuple[str, str]] = Counter()
+    for g in store.played(t.game, tournament_id=t.id):
+        for a, b, score in pairwise(g.bot_ids, g.places):
+            la, lb = by_id.get(a, a), by_id.get(b, b)
+            points[la, lb] += score
+            points[lb, la] += 1 - score
+            games[la, lb] += 1
+            games[lb, la] += 1
+    cells = {
+        a: {b: {"points": points[a, b], "games": games[a, b]} for b in labels if b != a}
+        for a in labels
+    }
+    return {"labels": labels, "cells": cells}
+
+
+# --- bots -----------------------------------------------------------------------------
+
+
+def bots(store: Store) -> list[dict[str, Any]]:
+    """Every bot name with its versions and how many matches they finished."""
+    with store.session() as s:
+        played = dict(
+            s.execute(
+                select(SeatRow.bot_id, func.count())
+                .join(MatchRow, MatchRow.id == SeatRow.match_id)
+                .where(MatchRow.status == "finished")
+                .group_by(SeatRow.bot_id)
+            ).all()
+        )
+    by_name: dict[str, list[BotRow]] = defaultdict(list)
+    for row in store.bots():
+        by_name[row.name].append(row)
+    return [
+        {
+            "name": name,
+            "kind": rows[0].kind,
+            "versions": [r.version for r in rows],
+            "matches": sum(played.get(r.id, 0) for r in rows),
+        }
+        for name, rows in sorted(by_name.items())
+    ]
+
+
+def _version(row: BotRow) -> dict[str, Any]:
+    return {
+        "label": row.label,
+        "version": row.version,
+        "kind": row.kind,
+        "revoked": row.revoked,
+        "games": row.games or [],
+        "created": _time(row.created),
+    }
+
+
+def bot(store: Store, name: str) -> dict[str, Any]:
+    versions = [row for row in store.bots() if row.name == name]
+    if not versions:
+        raise NotFound(f"no bot named {name!r}")
+    ids = [row.id for row in versions]
+    mine = set(ids)
+    sections = []
+    for game, variants in _boards_of(store, ids):
+        played = store.played(game, variants)
+        rows = [board_row(r, name) for r in compute(store, game, variants) if r.bot_id in mine]
+        sections.append(
+            {
+                "game": game,
+                "variants": variants,
+                "segment": board_segment(variants),
+                "title": board_title(game, variants),
+                "rows": rows,
+                "history": rating_history(store, game, variants, played, mine),
+                "head_to_head": head_to_head(store, played, mine),
+            }
+        )
+    return {
+        "name": name,
+        "versions": [_version(row) for row in versions],
+        "boards": sections,
+        "recent": recent_matches(store, limit=20, bot_ids=ids),
+    }
+
+
+def _boards_of(store: Store, bot_ids: list[str]) -> list[tuple[str, str]]:
+    with store.session() as s:
+        rows = s.execute(
+            select(MatchRow.game, MatchRow.variant_key)
+            .join(SeatRow, SeatRow.match_id == MatchRow.id)
+            .where(SeatRow.bot_id.in_(bot_ids), MatchRow.status == "finished")
+            .distinct()
+            .order_by(MatchRow.game, MatchRow.variant_key)
+        )
+        return [(g, v) for g, v in rows]
+
+
+def head_to_head(store: Store, played: list[Any], mine: set[str]) -> list[dict[str, Any]]:
+    """Each (version, opponent) pair: matches together; placed ahead, level, behind."""
+    labels = {row.id: row.label for row in store.bots()}
+    tally: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+    for g in played:
+        if len(set(g.bot_ids)) != len(g.bot_ids):
+            continue  # left out of the ratings too
+        for me, my_place in zip(g.bot_ids, g.places, strict=True):
+            if me not in mine:
+                continue
+            for other, place in zip(g.bot_ids, g.places, strict=True):
+                if other == me:
+                    continue
+                counts = tally[me, other]
+                counts[0 if my_place < place else 1 if my_place == place else 2] += 1
+    out = []
+    for (me, other), (ahead, level, behind) in tally.items():
+        games = ahead + level + behind
+        out.append(
+            {
+                "label": labels.get(me, me),
+                "opponent": labels.get(other, other),
+                "opponent_name": labels.get(other, other).rsplit("@", 1)[0],
+                "games": games,
+                "ahead": ahead,
+                "level": level,
+                "behind": behind,
+                "score": (ahead + level / 2) / games,
+            }
+        )
+    return sorted(out, key=lambda r: (r["label"], r["opponent"]))
+
+
+def rating_history(
+    store: Store, game: str, variants: str, played: list[Any], mine: set[str]
+) -> list[dict[str, Any]]:
+    """The MLE Elo of each version as the leaderboard stood after each tournament it
+    played in had finished (a match outside tournaments counts as one of its own).
+
+    MLE Elo is a fit of all the board's results at once, not a running figure: a
+    point is the whole board refitted on every match finished by then, with its 95%
+    interval, so it says what the leaderboard said at that moment."""
+    with store.session() as s:
+        owners = dict(
+            s.execute(
+                select(MatchRow.id, MatchRow.tournament_id).where(
+                    MatchRow.game == game,
+                    MatchRow.variant_key == variants,
+                    MatchRow.status == "finished",
+                )
+            ).all()
+        )
+    valid = [g for g in played if len(set(g.bot_ids)) == len(g.bot_ids)]
+    # each group (a tournament, or a lone match) one of ours played in ends with the last
+    # of its matches to finish, whoever played that one
+    groups = [owners.get(g.match_id) or g.match_id for g in valid]
+    ours = {group for group, g in zip(groups, valid, strict=True) if mine & set(g.bot_ids)}
+    ends = {group: index for index, group in enumerate(groups) if group in ours}
+    labels = {row.id: row.label for row in store.bots()}
+    points = []
+    for group, end in sorted(ends.items(), key=lambda item: item[1])[-HISTORY_POINTS:]:
+        board = fit(pair for g in valid[: end + 1] for pair in pairwise(g.bot_ids, g.places))
+        for row in board.rows:
+            if row.player in mine:
+                points.append(
+                    {
+                        "label": labels.get(row.player, row.player),
+                        "after": group,
+                        "is_tournament": group in owners.values(),
+                        "matches": end + 1,
+                        "elo": row.rating,
+                        "elo_low": row.low,
+                        "elo_high": row.high,
+                    }
+                )
+    return points

@@ -1,0 +1,37 @@
+"""What the web shows of a match's secrets, and when: the referee's public rules
+(``ArenaService.GetMatch`` / ``GetTournament`` for a caller without the organiser key).
+
+* A match's replay (and so its event log) and its seed only once it has finished: an
+  aborted match is played again with the same seed.
+* A tournament's matches' replays and seeds only once the whole tournament has finished:
+  its duplicate seeds deal the same cards and dice in several matches, so the replay of
+  one would tell a bot the secrets of another still to be played.
+* A tournament's own seed (every match seed derives from it) only once it has finished.
+
+The web has no organiser: everyone gets these rules.
+"""
+
+from __future__ import annotations
+
+from arena.store import MatchRow, TournamentRow
+
+TOURNAMENT_HIDES = (
+    "the replays and seeds of a tournament's matches are shown once the whole tournament "
+    "has finished: its duplicate seeds deal the same secrets in several of its matches"
+)
+MATCH_HIDES = "a match's replay and seed are shown once it has finished"
+
+
+def tournament_seed_visible(tournament: TournamentRow) -> bool:
+    return tournament.status == "finished"
+
+
+def replay_hidden_why(match: MatchRow, tournament: TournamentRow | None) -> str | None:
+    """Why the match's replay and seed are hidden now; None when they may be shown."""
+    if match.status != "finished":
+        return MATCH_HIDES
+    if match.tournament_id is not None and (
+        tournament is None or not tournament_seed_visible(tournament)
+    ):
+        return TOURNAMENT_HIDES
+    return None

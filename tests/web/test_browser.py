@@ -1,0 +1,169 @@
+"""`arena web` as a real process (uvicorn) in Debian's Chromium, driven by Playwright:
+what a person sees and clicks. Screenshots of each page go to ``$ARENA_SCREENSHOTS``
+(or the test's own directory). ``make test`` installs Chromium (scripts/ensure_chromium.sh)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from .conftest import XSS, Filled, cli_leaderboard, free_port
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="module")
+def server(filled: Filled) -> Iterator[str]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "web", "--db", str(filled.path), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(base + "/", timeout=5) as answer:
+                    assert answer.status == 200
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    process.kill()
+                    said = process.communicate()[0]
+                    raise AssertionError(f"arena web did not start: {said}") from None
+                time.sleep(0.2)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    assert os.path.exists(CHROMIUM), "run scripts/ensure_chromium.sh (make test does)"
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    folder = Path(os.environ.get("ARENA_SCREENSHOTS") or tmp_path / "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def shoot(page: Page, folder: Path, name: str, full_page: bool = True) -> Path:
+    path = folder / f"{name}.png"
+    page.screenshot(path=str(path), full_page=full_page)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    return path
+
+
+def table_rows(page: Page) -> list[list[str]]:
+    """The first table's body rows, cell texts as the browser renders them."""
+    rows = page.get_by_role("table").first.get_by_role("row").all()
+    return [
+        [" ".join(t.split()) for t in row.get_by_role("cell").all_inner_texts()]
+        for row in rows[1:]  # the header row
+    ]
+
+
+def test_pages_without_javascript_leaderboard_to_bot_to_match(
+    server: str, browser: Browser, filled: Filled, copy: Path, shots: Path
+):
+    expected = cli_leaderboard(copy, "risk")
+    context = browser.new_context(
+        java_script_enabled=False, viewport={"width": 1280, "height": 900}
+    )
+    page = context.new_page()
+    try:
+        page.goto(server + "/")
+        assert page.get_by_role("navigation", name="main").get_by_role(
+            "link"
+        ).all_inner_texts() == [
+            "Home",
+            "Leaderboards",
+            "Tournaments",
+            "Bots",
+            "API",
+        ]
+        shoot(page, shots, "home")
+        page.get_by_role("link", name="risk (classic)").first.click()
+        page.wait_for_url("**/leaderboards/risk/classic")
+        shown = [
+            (rank, bot, games, w, d, losses, score, elo, interval)
+            for rank, bot, elo, interval, games, w, d, losses, score, _ in table_rows(page)
+        ]
+        assert shown == [row[:9] for row in expected]
+        shoot(page, shots, "leaderboard")
+
+        page.get_by_role("link", name="W", exact=True).click()  # sort by wins, on the server
+        page.wait_for_url("**?sort=-wins")
+        wins = [int(row[5]) for row in table_rows(page)]
+        assert wins == sorted(wins, reverse=True)
+
+        leader = expected[0][1]
+        page.get_by_role("link", name=leader, exact=True).click()
+        name = leader.rsplit("@", 1)[0]
+        assert page.get_by_role("heading", name=f"Bot {name}").is_visible()
+        assert page.get_by_role("img", name=re.compile("rating history")).first.is_visible()
+        shoot(page, shots, "bot")
+
+        page.get_by_role("link", name=re.compile(rf"^{filled.risk_id}-")).first.click()
+        assert page.get_by_role("heading", name=re.compile(r"^Match ")).is_visible()
+        assert page.get_by_role("link", name="Download the replay (JSON)").is_visible()
+        assert page.get_by_role("heading", name="Event log").is_visible()
+        assert page.get_by_role("cell", name=name, exact=False).first.is_visible()
+        shoot(page, shots, "match", full_page=False)  # its event log is long
+
+        page.get_by_role("link", name=re.compile("^risk round-robin")).click()
+        assert page.get_by_role("heading", name="Crosstable").is_visible()
+        shoot(page, shots, "tournament")
+        page.get_by_role("navigation", name="main").get_by_role("link", name="API").click()
+        assert page.get_by_role("heading", name="GET /api/home").is_visible()
+        shoot(page, shots, "api")
+    finally:
+        context.close()
+
+
+def test_a_bot_named_like_a_script_shows_as_text_and_runs_nothing(
+    server: str, browser: Browser, shots: Path
+):
+    page = browser.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    try:
+        page.goto(server + "/leaderboards/stratego/classic")
+        link = page.get_by_role("link", name=f"{XSS}@1", exact=True)
+        assert link.is_visible()
+        link.click()
+        assert page.get_by_role("heading", name=f"Bot {XSS}").is_visible()
+        shoot(page, shots, "markup-bot")
+        assert dialogs == []
+    finally:
+        page.close()
