@@ -145,6 +145,38 @@ def _play_with_remote_bots(
     return rec
 
 
+def _in_process_players(
+    registry: Any,
+    args: argparse.Namespace,
+    names: list[str],
+    seed: int,
+    options: dict[str, str | None],
+) -> tuple[list[Any], list[str]]:
+    """The players of ``names`` (house bots, or bot files ``./NAME.py`` shown as
+    ``file:NAME``), and their names."""
+    from arena.sdk import MatchContext
+    from arena.sdk.local import is_bot_file, load
+
+    files = {name: load(name) for name in names if is_bot_file(name)}
+    shown = [files[name].name if name in files else name for name in names]
+    players = []
+    for seat, name in enumerate(names):
+        if name in files:
+            context = MatchContext(
+                f"local-{seed}",
+                args.game,
+                seat,
+                shown,
+                list(args.variant),
+                {k: "on" if v is None else v for k, v in options.items()},
+            )
+            players.append(files[name].player(context))
+        else:
+            spec = registry.bot(args.game, name)
+            players.append(spec.factory(seat, house_bot_seed(seed, seat)))
+    return players, shown
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     from arena.engine import replay
     from arena.plugins import load_registry
@@ -158,12 +190,16 @@ def cmd_play(args: argparse.Namespace) -> int:
     # printed with the result: --seed plays the same game again
     seed = fresh_seed() if args.seed is None else args.seed
     if any(name.startswith(REMOTE) for name in names):
+        from arena.sdk.local import is_bot_file
+
+        if any(is_bot_file(name) for name in names):
+            raise ValueError(
+                "a bot file plays in process only, not with remote: seats; run it as a "
+                "process (python NAME.py --referee ... --token ...) as remote:NAME"
+            )
         rec = _play_with_remote_bots(args, names, options, seed)
     else:
-        specs = [registry.bot(args.game, name) for name in names]
-        players = [
-            spec.factory(seat, house_bot_seed(seed, seat)) for seat, spec in enumerate(specs)
-        ]
+        players, names = _in_process_players(registry, args, names, seed, options)
         rec = play_match(game, players, seed, options, variants, names=names)
     print(_summary(rec))
     if args.board:
@@ -330,10 +366,11 @@ def _register_when_up(address: str, name: str, key: str, games: list[str]) -> st
                 time.sleep(1.0)
 
 
-def _bot_token(args: argparse.Namespace) -> tuple[str, bool]:
+def _bot_token(args: argparse.Namespace, games: Sequence[str] | None = None) -> tuple[str, bool]:
     """The token ``arena bot run`` connects with, and whether it was read from the
-    --token-file: --token; else the file's; else a new registration as --register-as,
-    kept in the file (if given) so that the next start is the same bot version."""
+    --token-file: --token; else the file's; else a new registration as --register-as
+    (playing ``games``; None: the built-in bot ``args.name``'s), kept in the file (if
+    given) so that the next start is the same bot version."""
     from arena.plugins import load_registry
 
     if args.token:
@@ -347,11 +384,12 @@ def _bot_token(args: argparse.Namespace) -> tuple[str, bool]:
         raise ValueError(
             "give --token, --token-file holding one, or --register-as NAME to register first"
         )
-    games = sorted({game for game, bot in load_registry().bots if bot == args.name})
+    if games is None:
+        games = sorted({game for game, bot in load_registry().bots if bot == args.name})
 
     def register() -> str:  # one registration, on the first referee: they share a store
         return _register_when_up(
-            args.referee.split(",")[0], args.register_as, args.key or "", games
+            args.referee.split(",")[0], args.register_as, args.key or "", list(games)
         )
 
     return (register() if path is None else keep_secret(path, register)), False
@@ -382,14 +420,41 @@ def keep_secret(path: Path, make: Callable[[], str]) -> str:
 
 
 def cmd_bot_run(args: argparse.Namespace) -> int:
-    """Run a built-in bot as its own process against a referee."""
-    from arena.sdk import FatalError, run_bot
+    """Run a built-in bot, or the bot of a local file, as its own process against a referee."""
+    from arena.sdk import games_of
     from arena.sdk.house import house_factory
+    from arena.sdk.local import is_bot_file, load
 
-    token, from_file = _bot_token(args)
+    if is_bot_file(args.name):
+        cls = load(args.name).cls
+        return play_as_process(cls, args, games_of(cls))
+    return play_as_process(house_factory(args.name, args.seed), args, None)
+
+
+def cmd_bot_new(args: argparse.Namespace) -> int:
+    """Write a starter bot file that plays legal moves, runnable in process and remotely."""
+    from arena.sdk.starter import GAMES, write_starter
+
+    path = write_starter(args.name, args.game)
+    opponents = GAMES[args.game][2]
+    shown = path if path.is_absolute() or path.parent != Path(".") else f"./{path}"
+    print(f"wrote {path}: a {args.game} bot that plays legal moves; its strategy is yours")
+    print(f"play it:  arena play {args.game} --players {shown},{opponents}")
+    print(f"run it:   python {path} --referee HOST:PORT --token TOKEN")
+    return 0
+
+
+def play_as_process(
+    factory: Callable[[Any], Any], args: argparse.Namespace, games: Sequence[str] | None
+) -> int:
+    """Connect to the referee(s) of ``args`` and play as ``factory`` (``arena bot run``
+    and ``arena.sdk.main``): ``games`` is what a --register-as registration plays."""
+    from arena.sdk import FatalError, run_bot
+
+    token, from_file = _bot_token(args, games)
     try:
         run_bot(
-            house_factory(args.name, args.seed),
+            factory,
             args.referee.split(","),
             token,
             max_matches=args.max_matches,
@@ -858,6 +923,31 @@ def cmd_demo(args: argparse.Namespace) -> int:
     )
 
 
+def bot_connection_arguments(parser: argparse.ArgumentParser) -> None:
+    """How a bot process finds its referee and proves who it is (``arena bot run`` and
+    ``arena.sdk.main``)."""
+    parser.add_argument(
+        "--referee", default="127.0.0.1:50051", help="HOST:PORT, or several separated by commas"
+    )
+    parser.add_argument("--token", help="from `arena bot register` (or use --register-as)")
+    parser.add_argument(
+        "--register-as",
+        metavar="NAME",
+        help="no token: register as NAME first, waiting for the referee to come up; for "
+        "containers that start bots unattended (with --token-file, once: later starts "
+        "reuse the token; without, each start is a new version)",
+    )
+    parser.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="read the token from PATH (kept off the command line); with --register-as, "
+        "where the first start keeps the token it registered (readable by its owner only)",
+    )
+    parser.add_argument("--key", help="the registration key, with --register-as")
+    parser.add_argument("--max-matches", type=int, default=16)
+    parser.add_argument("--matches", type=int, default=None, help="stop after this many")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="arena", description="AI bots play Risk and Stratego")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -975,29 +1065,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     register.set_defaults(func=cmd_bot_register)
     run = bot_sub.add_parser("run", help="run a built-in bot against a referee")
-    run.add_argument("name", help="a built-in bot, e.g. random, aggressive, heuristic")
     run.add_argument(
-        "--referee", default="127.0.0.1:50051", help="HOST:PORT, or several separated by commas"
+        "name", help="a built-in bot (e.g. random, aggressive, heuristic) or a file ./NAME.py"
     )
-    run.add_argument("--token", help="from `arena bot register` (or use --register-as)")
-    run.add_argument(
-        "--register-as",
-        metavar="NAME",
-        help="no token: register as NAME first, waiting for the referee to come up; for "
-        "containers that start bots unattended (with --token-file, once: later starts "
-        "reuse the token; without, each start is a new version)",
-    )
-    run.add_argument(
-        "--token-file",
-        metavar="PATH",
-        help="read the token from PATH (kept off the command line); with --register-as, "
-        "where the first start keeps the token it registered (readable by its owner only)",
-    )
-    run.add_argument("--key", help="the registration key, with --register-as")
-    run.add_argument("--max-matches", type=int, default=16)
-    run.add_argument("--matches", type=int, default=None, help="stop after this many")
+    bot_connection_arguments(run)
     run.add_argument("--seed", type=seed_argument, default=None, help=HOUSE_SEED_HELP)
     run.set_defaults(func=cmd_bot_run)
+    new = bot_sub.add_parser("new", help="write a starter bot file NAME.py to build on")
+    new.add_argument("name", help="the bot's name (letters, digits, '-', '_'); writes NAME.py")
+    new.add_argument("--game", required=True, help="risk or stratego")
+    new.set_defaults(func=cmd_bot_new)
 
     match = sub.add_parser("match", help="matches on a referee")
     match_sub = match.add_subparsers(dest="match_command", required=True)
