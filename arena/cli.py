@@ -224,6 +224,58 @@ def cmd_replay_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_replay_export(args: argparse.Namespace) -> int:
+    """Write a finished match's replay: from the store (--db, as the organiser: a running
+    tournament's replays too) or from a referee (--referee: GetMatch, with its rules)."""
+    import gzip
+
+    text = _referee_replay(args) if args.referee else _stored_replay(args)
+    if args.output in (None, "-"):
+        sys.stdout.write(text.rstrip("\n") + "\n")
+        return 0
+    data = text.encode()
+    if args.output.endswith(".gz"):
+        data = gzip.compress(data, mtime=0)
+    Path(args.output).write_bytes(data)
+    print(f"replay of {args.match_id}: {args.output} ({len(data):,} bytes)")
+    return 0
+
+
+def _stored_replay(args: argparse.Namespace) -> str:
+    store = _store(args)
+    row = store.match(args.match_id)
+    if row is None:
+        raise ValueError(f"no match {args.match_id!r} in {args.db}")
+    text = store.replay(row.id) if row.status == "finished" else None
+    if text is None:
+        raise ValueError(f"match {row.id} is {row.status}: it has a replay once it has finished")
+    return text
+
+
+def _referee_replay(args: argparse.Namespace) -> str:
+    import grpc
+
+    from arena.v1 import arena_pb2 as pb
+
+    metadata = [("authorization", f"Bearer {args.organiser_key}")] if args.organiser_key else []
+    try:
+        info = _arena_stub(args.referee).GetMatch(
+            pb.GetMatchRequest(match_id=args.match_id), metadata=metadata, timeout=30
+        )
+    except grpc.RpcError as exc:
+        raise ValueError(f"{args.referee}: {exc.details()}") from None
+    if info.status != "finished":
+        raise ValueError(
+            f"match {args.match_id} is {info.status}: it has a replay once it has finished"
+        )
+    if not info.replay_json:
+        raise ValueError(
+            f"match {args.match_id}: its tournament has not ended, and its replay would tell "
+            "the deals of its other matches (the organiser key shows it)"
+        )
+    return info.replay_json
+
+
 def cmd_odds(args: argparse.Namespace) -> int:
     from arena.games.risk.dice import outcome_table
     from arena.games.risk.odds import attack_probability
@@ -496,18 +548,75 @@ def cmd_match_run(args: argparse.Namespace) -> int:
     except grpc.RpcError as exc:
         raise ValueError(f"{args.referee}: {exc.details()}") from None
     info = reply.match
-    print(f"match {info.match_id}: {info.status}, {info.result.reason}: {info.result.detail}")
-    if info.HasField("seed"):  # the organiser's, once the match has ended
-        print(f"  seed {info.seed}")
-    for seat, name in enumerate(info.players):
-        print(f"  seat {seat}: {name} place {info.result.places[seat]}")
-    for forfeit in info.result.forfeits:
-        print(f"  seat {forfeit.seat} forfeited: {forfeit.why}")
+    _print_match_info(info)
     if args.replay and info.replay_json:
         with open(args.replay, "w") as f:
             f.write(info.replay_json)
         print(f"replay: {args.replay}")
     return 0
+
+
+def _print_match_info(info: Any) -> None:
+    """How a match ended (a ``MatchInfo``): result, seed if shown, places, forfeits."""
+    print(f"match {info.match_id}: {info.status}, {info.result.reason}: {info.result.detail}")
+    if info.HasField("seed"):  # the organiser's, once the match has ended
+        print(f"  seed {info.seed}")
+    for seat, name in enumerate(info.players):
+        place = info.result.places[seat] if seat < len(info.result.places) else "-"
+        print(f"  seat {seat}: {name} place {place}")
+    for forfeit in info.result.forfeits:
+        print(f"  seat {forfeit.seat} forfeited: {forfeit.why}")
+
+
+#: event fields that hold a seat
+SEAT_FIELDS = ("p", "by")
+
+
+def event_line(event: dict[str, Any], players: Sequence[str]) -> str:
+    """One public event as a line: who, what, and its fields (seats named)."""
+    import json
+
+    def seat(value: Any) -> str:
+        if isinstance(value, int) and 0 <= value < len(players):
+            return f"{players[value]} (seat {value})"
+        return str(value)
+
+    fields = {k: v for k, v in event.items() if k not in ("e", "p")}
+    details = " ".join(
+        f"{k}={seat(v) if k in SEAT_FIELDS else json.dumps(v, separators=(',', ':'))}"
+        for k, v in fields.items()
+    )
+    who = f"{seat(event['p'])}: " if "p" in event else ""
+    return f"{who}{event.get('e', '?')} {details}".rstrip()
+
+
+def cmd_match_watch(args: argparse.Namespace) -> int:
+    """Print a live match's public events as they happen, then how it ended."""
+    import json
+
+    import grpc
+
+    from arena.v1 import arena_pb2 as pb
+
+    metadata = [("authorization", f"Bearer {args.organiser_key}")] if args.organiser_key else []
+    stub = _arena_stub(args.referee)
+    try:
+        info = stub.GetMatch(pb.GetMatchRequest(match_id=args.match_id), timeout=30)
+        players = list(info.players)
+        seats = ", ".join(f"{seat}:{name}" for seat, name in enumerate(players))
+        print(f"match {args.match_id}: {info.game}, seats {seats}", flush=True)
+        stream = stub.WatchMatch(pb.WatchMatchRequest(match_id=args.match_id), metadata=metadata)
+        for message in stream:
+            if message.HasField("finished"):
+                _print_match_info(message.finished)
+                return 0
+            for text in message.events.events_json:
+                print(event_line(json.loads(text), players), flush=True)
+    except grpc.RpcError as exc:
+        raise ValueError(f"{args.referee}: {exc.details()}") from None
+    except KeyboardInterrupt:
+        return 130  # the watcher's choice: no traceback, no message
+    raise ValueError(f"{args.referee}: the stream of match {args.match_id} ended before the match")
 
 
 # --- tournaments, leaderboards, bots -----------------------------------------------------
@@ -1004,6 +1113,21 @@ def build_parser() -> argparse.ArgumentParser:
     verify = rep_sub.add_parser("verify", help="re-simulate a replay and check every event")
     verify.add_argument("file")
     verify.set_defaults(func=cmd_replay_verify)
+    export = rep_sub.add_parser(
+        "export", help="write a finished match's replay (from the store, or a referee)"
+    )
+    export.add_argument("match_id")
+    export.add_argument(
+        "-o", "--output", help="the file to write (.gz compresses; default: standard output)"
+    )
+    export.add_argument(
+        "--db",
+        default=os.environ.get("ARENA_DB", "arena.db"),
+        help="read the store directly, as its organiser (default $ARENA_DB or arena.db)",
+    )
+    export.add_argument("--referee", help="HOST:PORT: ask this referee instead (GetMatch)")
+    export.add_argument("--organiser-key", help="with --referee: the referee's organiser key")
+    export.set_defaults(func=cmd_replay_export)
 
     odds = sub.add_parser("odds", help="exact Risk battle odds")
     odds.add_argument(
@@ -1096,6 +1220,13 @@ def build_parser() -> argparse.ArgumentParser:
     mrun.add_argument("--organiser-key")
     mrun.add_argument("--replay")
     mrun.set_defaults(func=cmd_match_run)
+    mwatch = match_sub.add_parser(
+        "watch", help="print a live match's public events as they happen, then its result"
+    )
+    mwatch.add_argument("match_id")
+    mwatch.add_argument("--referee", default="127.0.0.1:50051")
+    mwatch.add_argument("--organiser-key", help="shows the replay and seed at the end")
+    mwatch.set_defaults(func=cmd_match_watch)
 
     def db_option(p: argparse.ArgumentParser) -> None:
         p.add_argument(
