@@ -49,6 +49,9 @@ if __name__ == "__main__":
 """
 
 
+LIMIT = {"turn-limit": "25"}
+
+
 def _slow_bot(referee: RefereeServer, tmp_path: Path, name: str, delay: float) -> Process:
     """The slow bot as a process, connected; it plays once ``tmp_path / "go"`` exists."""
     path = tmp_path / f"{name.replace('-', '_')}.py"
@@ -60,6 +63,24 @@ def _slow_bot(referee: RefereeServer, tmp_path: Path, name: str, delay: float) -
     referee.processes.append(process)
     referee.wait_connected(name)
     return process
+
+
+def _slow_match(
+    referee: RefereeServer, tmp_path: Path, name: str, delay: float, **options: str
+) -> tuple[Process, str]:
+    """The slow bot, and a Risk match of it against two house bots, waiting for ``_watch``."""
+    bot = _slow_bot(referee, tmp_path, name, delay)
+    try:
+        match_id = referee.start_match(
+            "risk",
+            [name, "house:aggressive", "house:defensive"],
+            options=options,
+            decision_ms=120_000,  # the slow bot waits for the watcher
+        )
+    except BaseException:
+        bot.stop()
+        raise
+    return bot, match_id
 
 
 def _watch(referee: RefereeServer, tmp_path: Path, match_id: str, label: str) -> Process:
@@ -87,14 +108,8 @@ def _event_lines(path: Path) -> list[str]:
 def test_watch_prints_live_events_and_the_result_then_the_replay_exports_and_verifies(
     referee_server: RefereeServer, tmp_path: Path
 ) -> None:
-    bot = _slow_bot(referee_server, tmp_path, "watched-slow", 0.02)
+    bot, match_id = _slow_match(referee_server, tmp_path, "watched-slow", 0.02, **LIMIT)
     try:
-        match_id = referee_server.start_match(
-            "risk",
-            ["watched-slow", "house:aggressive", "house:defensive"],
-            options={"turn-limit": "25"},
-            decision_ms=120_000,  # the slow bot waits for the watcher
-        )
         # a running match has no replay yet
         running = _run("replay", "export", match_id, "--db", referee_server.db)
         assert running.returncode == 2
@@ -131,11 +146,8 @@ def test_watch_prints_live_events_and_the_result_then_the_replay_exports_and_ver
 def test_ctrl_c_stops_watching_with_130_and_no_traceback(
     referee_server: RefereeServer, tmp_path: Path
 ) -> None:
-    bot = _slow_bot(referee_server, tmp_path, "watched-slower", 0.2)
+    bot, match_id = _slow_match(referee_server, tmp_path, "watched-slower", 0.2)
     try:
-        match_id = referee_server.start_match(
-            "risk", ["watched-slower", "house:aggressive", "house:defensive"], decision_ms=120_000
-        )
         watch = _watch(referee_server, tmp_path, match_id, "watch-int")
         try:
             wait_until(lambda: _event_lines(watch.out_path), 60, "the first event")
