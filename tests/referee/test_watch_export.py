@@ -10,7 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .conftest import Process, RefereeServer, wait_until
+from arena.store import Store
+from arena.v1 import arena_pb2 as pb
+
+from .conftest import RPC_TIMEOUT, Process, RefereeServer, wait_until
 
 #: a legal, passive Risk bot that thinks for a while, and starts when the file GO_FILE
 #: exists (once the watcher is there): its matches last long enough to watch
@@ -170,3 +173,52 @@ def test_unknown_matches_are_one_line(referee_server: RefereeServer, tmp_path: P
         assert done.returncode == 2
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
         assert "nope" in done.stderr
+
+
+def test_a_running_tournaments_replay_is_the_organisers_only(referee_factory, tmp_path: Path):
+    """Its duplicate seeds replay one deal in several matches: before the tournament's end
+    a referee gives the replay to the organiser's key only; the store's reader is the
+    organiser. The house bots' matches end while the slow bot's wait: then it is stopped."""
+    key = "watch-organiser"
+    ref = referee_factory(organiser_key=key)
+    bot = _slow_bot(ref, tmp_path, "held", 0)
+    try:
+        request = pb.CreateTournamentRequest(
+            game="risk",
+            bots=["held", "house:blitz", "house:defensive", "house:random"],
+            seats=3,
+            games_per_pairing=6,
+            options={"turn-limit": "10"},
+            decision_ms=120_000,
+            start=True,
+        )
+        info = ref.arena.CreateTournament(request, metadata=ref.organiser(), timeout=RPC_TIMEOUT)
+        tournament = pb.GetTournamentRequest(tournament_id=info.tournament_id)
+        wait_until(
+            lambda: ref.arena.GetTournament(tournament, timeout=RPC_TIMEOUT).finished,
+            120,
+            "a house bots' match to end",
+        )
+        stop = pb.StopTournamentRequest(tournament_id=info.tournament_id)
+        ref.arena.StopTournament(stop, metadata=ref.organiser(), timeout=RPC_TIMEOUT)
+        (tmp_path / "go").touch()  # the matches in flight end; no other begins
+        wait_until(
+            lambda: ref.arena.GetTournament(tournament, timeout=RPC_TIMEOUT).status == "stopped",
+            120,
+            "the stop",
+        )
+    finally:
+        bot.stop()
+    store = Store(ref.db)
+    match_id = store.tournament_matches(info.tournament_id, ["finished"])[0].id
+
+    refused = _run("replay", "export", match_id, "--referee", ref.address)
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr.strip() == (
+        f"arena: error: match {match_id}: its tournament has not ended, and its replay would "
+        "tell the deals of its other matches (the organiser key shows it)"
+    )
+    for extra in (("--referee", ref.address, "--organiser-key", key), ("--db", ref.db)):
+        shown = _run("replay", "export", match_id, *extra)
+        assert shown.returncode == 0, shown.stderr
+        assert shown.stdout.strip() == store.replay(match_id)
