@@ -154,16 +154,19 @@ def _in_process_players(
 ) -> tuple[list[Any], list[str]]:
     """The players of ``names`` (house bots, or bot files ``./NAME.py`` shown as
     ``file:NAME``), and their names."""
+    import uuid
+
     from arena.sdk import MatchContext
     from arena.sdk.local import is_bot_file, load
 
     files = {name: load(name) for name in names if is_bot_file(name)}
+    match_id = uuid.uuid4().hex  # nothing of the seed: a bot that knew it would know the dice
     shown = [files[name].name if name in files else name for name in names]
     players = []
     for seat, name in enumerate(names):
         if name in files:
             context = MatchContext(
-                f"local-{seed}",
+                match_id,
                 args.game,
                 seat,
                 shown,

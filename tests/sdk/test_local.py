@@ -190,3 +190,26 @@ def test_a_stored_file_version_is_named_file_stem_at_version(tmp_path: Path, nam
     assert resolve_bot(store, registry, "risk", "file:namer@1").id == first.id
     with pytest.raises(ValueError, match=r"no bot file version 'file:namer@2'"):
         resolve_bot(store, registry, "risk", "file:namer@2")
+
+
+def test_a_bot_file_in_arena_play_learns_nothing_of_the_seed(tmp_path: Path) -> None:
+    seen = tmp_path / "seen.txt"
+    (tmp_path / "spy.py").write_text(
+        "from arena.sdk import Bot\n\n\n"
+        "class Spy(Bot):\n"
+        "    def decide_stratego(self, observation, decision):\n"
+        f"        with open({str(seen)!r}, 'a') as out:\n"
+        "            out.write(repr(vars(self.match)) + '\\n')\n"
+        "        if decision.kind == 'setup':\n"
+        "            return self.default_setup(decision)\n"
+        "        src, dst = decision.options['moves'][0]\n"
+        "        return {'type': 'move', 'from': src, 'to': dst}\n"
+    )
+    seed = "7311973460118204951"
+    done = arena("play", "stratego", "--players", "./spy.py,random", "--seed", seed, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    contexts = set(seen.read_text().splitlines())
+    assert len(contexts) == 1  # one instance for the match, the same context each decision
+    (context,) = contexts
+    assert "'seat': 0" in context and "'players': ['file:spy', 'random']" in context
+    assert seed not in context and seed[:8] not in context
