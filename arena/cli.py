@@ -145,6 +145,41 @@ def _play_with_remote_bots(
     return rec
 
 
+def _in_process_players(
+    registry: Any,
+    args: argparse.Namespace,
+    names: list[str],
+    seed: int,
+    options: dict[str, str | None],
+) -> tuple[list[Any], list[str]]:
+    """The players of ``names`` (house bots, or bot files ``./NAME.py`` shown as
+    ``file:NAME``), and their names."""
+    import uuid
+
+    from arena.sdk import MatchContext
+    from arena.sdk.local import is_bot_file, load
+
+    files = {name: load(name) for name in names if is_bot_file(name)}
+    match_id = uuid.uuid4().hex  # nothing of the seed: a bot that knew it would know the dice
+    shown = [files[name].name if name in files else name for name in names]
+    players = []
+    for seat, name in enumerate(names):
+        if name in files:
+            context = MatchContext(
+                match_id,
+                args.game,
+                seat,
+                shown,
+                list(args.variant),
+                {k: "on" if v is None else v for k, v in options.items()},
+            )
+            players.append(files[name].player(context))
+        else:
+            spec = registry.bot(args.game, name)
+            players.append(spec.factory(seat, house_bot_seed(seed, seat)))
+    return players, shown
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     from arena.engine import replay
     from arena.plugins import load_registry
@@ -158,12 +193,16 @@ def cmd_play(args: argparse.Namespace) -> int:
     # printed with the result: --seed plays the same game again
     seed = fresh_seed() if args.seed is None else args.seed
     if any(name.startswith(REMOTE) for name in names):
+        from arena.sdk.local import is_bot_file
+
+        if any(is_bot_file(name) for name in names):
+            raise ValueError(
+                "a bot file plays in process only, not with remote: seats; run it as a "
+                "process (python NAME.py --referee ... --token ...) as remote:NAME"
+            )
         rec = _play_with_remote_bots(args, names, options, seed)
     else:
-        specs = [registry.bot(args.game, name) for name in names]
-        players = [
-            spec.factory(seat, house_bot_seed(seed, seat)) for seat, spec in enumerate(specs)
-        ]
+        players, names = _in_process_players(registry, args, names, seed, options)
         rec = play_match(game, players, seed, options, variants, names=names)
     print(_summary(rec))
     if args.board:
@@ -186,6 +225,58 @@ def cmd_replay_verify(args: argparse.Namespace) -> int:
         return 1
     print(f"{args.file}: OK ({steps} decisions, {len(rec.events)} events re-simulated)")
     return 0
+
+
+def cmd_replay_export(args: argparse.Namespace) -> int:
+    """Write a finished match's replay: from the store (--db, as the organiser: a running
+    tournament's replays too) or from a referee (--referee: GetMatch, with its rules)."""
+    import gzip
+
+    text = _referee_replay(args) if args.referee else _stored_replay(args)
+    if args.output in (None, "-"):
+        sys.stdout.write(text.rstrip("\n") + "\n")
+        return 0
+    data = text.encode()
+    if args.output.endswith(".gz"):
+        data = gzip.compress(data, mtime=0)
+    Path(args.output).write_bytes(data)
+    print(f"replay of {args.match_id}: {args.output} ({len(data):,} bytes)")
+    return 0
+
+
+def _stored_replay(args: argparse.Namespace) -> str:
+    store = _store(args)
+    row = store.match(args.match_id)
+    if row is None:
+        raise ValueError(f"no match {args.match_id!r} in {args.db}")
+    text = store.replay(row.id) if row.status == "finished" else None
+    if text is None:
+        raise ValueError(f"match {row.id} is {row.status}: it has a replay once it has finished")
+    return text
+
+
+def _referee_replay(args: argparse.Namespace) -> str:
+    import grpc
+
+    from arena.v1 import arena_pb2 as pb
+
+    metadata = [("authorization", f"Bearer {args.organiser_key}")] if args.organiser_key else []
+    try:
+        info = _arena_stub(args.referee).GetMatch(
+            pb.GetMatchRequest(match_id=args.match_id), metadata=metadata, timeout=30
+        )
+    except grpc.RpcError as exc:
+        raise ValueError(f"{args.referee}: {exc.details()}") from None
+    if info.status != "finished":
+        raise ValueError(
+            f"match {args.match_id} is {info.status}: it has a replay once it has finished"
+        )
+    if not info.replay_json:
+        raise ValueError(
+            f"match {args.match_id}: its tournament has not ended, and its replay would tell "
+            "the deals of its other matches (the organiser key shows it)"
+        )
+    return info.replay_json
 
 
 def cmd_odds(args: argparse.Namespace) -> int:
@@ -330,10 +421,11 @@ def _register_when_up(address: str, name: str, key: str, games: list[str]) -> st
                 time.sleep(1.0)
 
 
-def _bot_token(args: argparse.Namespace) -> tuple[str, bool]:
+def _bot_token(args: argparse.Namespace, games: Sequence[str] | None = None) -> tuple[str, bool]:
     """The token ``arena bot run`` connects with, and whether it was read from the
-    --token-file: --token; else the file's; else a new registration as --register-as,
-    kept in the file (if given) so that the next start is the same bot version."""
+    --token-file: --token; else the file's; else a new registration as --register-as
+    (playing ``games``; None: the built-in bot ``args.name``'s), kept in the file (if
+    given) so that the next start is the same bot version."""
     from arena.plugins import load_registry
 
     if args.token:
@@ -347,11 +439,12 @@ def _bot_token(args: argparse.Namespace) -> tuple[str, bool]:
         raise ValueError(
             "give --token, --token-file holding one, or --register-as NAME to register first"
         )
-    games = sorted({game for game, bot in load_registry().bots if bot == args.name})
+    if games is None:
+        games = sorted({game for game, bot in load_registry().bots if bot == args.name})
 
     def register() -> str:  # one registration, on the first referee: they share a store
         return _register_when_up(
-            args.referee.split(",")[0], args.register_as, args.key or "", games
+            args.referee.split(",")[0], args.register_as, args.key or "", list(games)
         )
 
     return (register() if path is None else keep_secret(path, register)), False
@@ -382,14 +475,41 @@ def keep_secret(path: Path, make: Callable[[], str]) -> str:
 
 
 def cmd_bot_run(args: argparse.Namespace) -> int:
-    """Run a built-in bot as its own process against a referee."""
-    from arena.sdk import FatalError, run_bot
+    """Run a built-in bot, or the bot of a local file, as its own process against a referee."""
+    from arena.sdk import games_of
     from arena.sdk.house import house_factory
+    from arena.sdk.local import is_bot_file, load
 
-    token, from_file = _bot_token(args)
+    if is_bot_file(args.name):
+        cls = load(args.name).cls
+        return play_as_process(cls, args, games_of(cls))
+    return play_as_process(house_factory(args.name, args.seed), args, None)
+
+
+def cmd_bot_new(args: argparse.Namespace) -> int:
+    """Write a starter bot file that plays legal moves, runnable in process and remotely."""
+    from arena.sdk.starter import GAMES, write_starter
+
+    path = write_starter(args.name, args.game)
+    opponents = GAMES[args.game][2]
+    shown = path if path.is_absolute() or path.parent != Path(".") else f"./{path}"
+    print(f"wrote {path}: a {args.game} bot that plays legal moves; its strategy is yours")
+    print(f"play it:  arena play {args.game} --players {shown},{opponents}")
+    print(f"run it:   python {path} --referee HOST:PORT --token TOKEN")
+    return 0
+
+
+def play_as_process(
+    factory: Callable[[Any], Any], args: argparse.Namespace, games: Sequence[str] | None
+) -> int:
+    """Connect to the referee(s) of ``args`` and play as ``factory`` (``arena bot run``
+    and ``arena.sdk.main``): ``games`` is what a --register-as registration plays."""
+    from arena.sdk import FatalError, run_bot
+
+    token, from_file = _bot_token(args, games)
     try:
         run_bot(
-            house_factory(args.name, args.seed),
+            factory,
             args.referee.split(","),
             token,
             max_matches=args.max_matches,
@@ -431,18 +551,75 @@ def cmd_match_run(args: argparse.Namespace) -> int:
     except grpc.RpcError as exc:
         raise ValueError(f"{args.referee}: {exc.details()}") from None
     info = reply.match
-    print(f"match {info.match_id}: {info.status}, {info.result.reason}: {info.result.detail}")
-    if info.HasField("seed"):  # the organiser's, once the match has ended
-        print(f"  seed {info.seed}")
-    for seat, name in enumerate(info.players):
-        print(f"  seat {seat}: {name} place {info.result.places[seat]}")
-    for forfeit in info.result.forfeits:
-        print(f"  seat {forfeit.seat} forfeited: {forfeit.why}")
+    _print_match_info(info)
     if args.replay and info.replay_json:
         with open(args.replay, "w") as f:
             f.write(info.replay_json)
         print(f"replay: {args.replay}")
     return 0
+
+
+def _print_match_info(info: Any) -> None:
+    """How a match ended (a ``MatchInfo``): result, seed if shown, places, forfeits."""
+    print(f"match {info.match_id}: {info.status}, {info.result.reason}: {info.result.detail}")
+    if info.HasField("seed"):  # the organiser's, once the match has ended
+        print(f"  seed {info.seed}")
+    for seat, name in enumerate(info.players):
+        place = info.result.places[seat] if seat < len(info.result.places) else "-"
+        print(f"  seat {seat}: {name} place {place}")
+    for forfeit in info.result.forfeits:
+        print(f"  seat {forfeit.seat} forfeited: {forfeit.why}")
+
+
+#: event fields that hold a seat
+SEAT_FIELDS = ("p", "by")
+
+
+def event_line(event: dict[str, Any], players: Sequence[str]) -> str:
+    """One public event as a line: who, what, and its fields (seats named)."""
+    import json
+
+    def seat(value: Any) -> str:
+        if isinstance(value, int) and 0 <= value < len(players):
+            return f"{players[value]} (seat {value})"
+        return str(value)
+
+    fields = {k: v for k, v in event.items() if k not in ("e", "p")}
+    details = " ".join(
+        f"{k}={seat(v) if k in SEAT_FIELDS else json.dumps(v, separators=(',', ':'))}"
+        for k, v in fields.items()
+    )
+    who = f"{seat(event['p'])}: " if "p" in event else ""
+    return f"{who}{event.get('e', '?')} {details}".rstrip()
+
+
+def cmd_match_watch(args: argparse.Namespace) -> int:
+    """Print a live match's public events as they happen, then how it ended."""
+    import json
+
+    import grpc
+
+    from arena.v1 import arena_pb2 as pb
+
+    metadata = [("authorization", f"Bearer {args.organiser_key}")] if args.organiser_key else []
+    stub = _arena_stub(args.referee)
+    try:
+        info = stub.GetMatch(pb.GetMatchRequest(match_id=args.match_id), timeout=30)
+        players = list(info.players)
+        seats = ", ".join(f"{seat}:{name}" for seat, name in enumerate(players))
+        print(f"match {args.match_id}: {info.game}, seats {seats}", flush=True)
+        stream = stub.WatchMatch(pb.WatchMatchRequest(match_id=args.match_id), metadata=metadata)
+        for message in stream:
+            if message.HasField("finished"):
+                _print_match_info(message.finished)
+                return 0
+            for text in message.events.events_json:
+                print(event_line(json.loads(text), players), flush=True)
+    except grpc.RpcError as exc:
+        raise ValueError(f"{args.referee}: {exc.details()}") from None
+    except KeyboardInterrupt:
+        return 130  # the watcher's choice: no traceback, no message
+    raise ValueError(f"{args.referee}: the stream of match {args.match_id} ended before the match")
 
 
 # --- tournaments, leaderboards, bots -----------------------------------------------------
@@ -895,6 +1072,31 @@ def cmd_demo(args: argparse.Namespace) -> int:
     )
 
 
+def bot_connection_arguments(parser: argparse.ArgumentParser) -> None:
+    """How a bot process finds its referee and proves who it is (``arena bot run`` and
+    ``arena.sdk.main``)."""
+    parser.add_argument(
+        "--referee", default="127.0.0.1:50051", help="HOST:PORT, or several separated by commas"
+    )
+    parser.add_argument("--token", help="from `arena bot register` (or use --register-as)")
+    parser.add_argument(
+        "--register-as",
+        metavar="NAME",
+        help="no token: register as NAME first, waiting for the referee to come up; for "
+        "containers that start bots unattended (with --token-file, once: later starts "
+        "reuse the token; without, each start is a new version)",
+    )
+    parser.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="read the token from PATH (kept off the command line); with --register-as, "
+        "where the first start keeps the token it registered (readable by its owner only)",
+    )
+    parser.add_argument("--key", help="the registration key, with --register-as")
+    parser.add_argument("--max-matches", type=int, default=16)
+    parser.add_argument("--matches", type=int, default=None, help="stop after this many")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="arena", description="AI bots play Risk and Stratego")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -951,6 +1153,21 @@ def build_parser() -> argparse.ArgumentParser:
     verify = rep_sub.add_parser("verify", help="re-simulate a replay and check every event")
     verify.add_argument("file")
     verify.set_defaults(func=cmd_replay_verify)
+    export = rep_sub.add_parser(
+        "export", help="write a finished match's replay (from the store, or a referee)"
+    )
+    export.add_argument("match_id")
+    export.add_argument(
+        "-o", "--output", help="the file to write (.gz compresses; default: standard output)"
+    )
+    export.add_argument(
+        "--db",
+        default=os.environ.get("ARENA_DB", "arena.db"),
+        help="read the store directly, as its organiser (default $ARENA_DB or arena.db)",
+    )
+    export.add_argument("--referee", help="HOST:PORT: ask this referee instead (GetMatch)")
+    export.add_argument("--organiser-key", help="with --referee: the referee's organiser key")
+    export.set_defaults(func=cmd_replay_export)
 
     odds = sub.add_parser("odds", help="exact Risk battle odds")
     odds.add_argument(
@@ -1012,29 +1229,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     register.set_defaults(func=cmd_bot_register)
     run = bot_sub.add_parser("run", help="run a built-in bot against a referee")
-    run.add_argument("name", help="a built-in bot, e.g. random, aggressive, heuristic")
     run.add_argument(
-        "--referee", default="127.0.0.1:50051", help="HOST:PORT, or several separated by commas"
+        "name", help="a built-in bot (e.g. random, aggressive, heuristic) or a file ./NAME.py"
     )
-    run.add_argument("--token", help="from `arena bot register` (or use --register-as)")
-    run.add_argument(
-        "--register-as",
-        metavar="NAME",
-        help="no token: register as NAME first, waiting for the referee to come up; for "
-        "containers that start bots unattended (with --token-file, once: later starts "
-        "reuse the token; without, each start is a new version)",
-    )
-    run.add_argument(
-        "--token-file",
-        metavar="PATH",
-        help="read the token from PATH (kept off the command line); with --register-as, "
-        "where the first start keeps the token it registered (readable by its owner only)",
-    )
-    run.add_argument("--key", help="the registration key, with --register-as")
-    run.add_argument("--max-matches", type=int, default=16)
-    run.add_argument("--matches", type=int, default=None, help="stop after this many")
+    bot_connection_arguments(run)
     run.add_argument("--seed", type=seed_argument, default=None, help=HOUSE_SEED_HELP)
     run.set_defaults(func=cmd_bot_run)
+    new = bot_sub.add_parser("new", help="write a starter bot file NAME.py to build on")
+    new.add_argument("name", help="the bot's name (letters, digits, '-', '_'); writes NAME.py")
+    new.add_argument("--game", required=True, help="risk or stratego")
+    new.set_defaults(func=cmd_bot_new)
 
     match = sub.add_parser("match", help="matches on a referee")
     match_sub = match.add_subparsers(dest="match_command", required=True)
@@ -1056,6 +1260,13 @@ def build_parser() -> argparse.ArgumentParser:
     mrun.add_argument("--organiser-key")
     mrun.add_argument("--replay")
     mrun.set_defaults(func=cmd_match_run)
+    mwatch = match_sub.add_parser(
+        "watch", help="print a live match's public events as they happen, then its result"
+    )
+    mwatch.add_argument("match_id")
+    mwatch.add_argument("--referee", default="127.0.0.1:50051")
+    mwatch.add_argument("--organiser-key", help="shows the replay and seed at the end")
+    mwatch.set_defaults(func=cmd_match_watch)
 
     def db_option(p: argparse.ArgumentParser) -> None:
         p.add_argument(

@@ -112,7 +112,7 @@ def choose_referee(job: MatchJob, referees: tuple[str, ...]) -> tuple[str | None
     """Where to play the job, and whether every connected-bot seat of it is there: a
     referee that has them all (at random among those, to spread the load), else the
     reachable one that has the most of them; None when no referee answers."""
-    wanted = {seat.label for seat in job.seats if seat.house is None}
+    wanted = {seat.label for seat in job.seats if not seat.in_process}
     complete, best, best_count = [], None, -1
     for address in referees:
         present = connected_bots(address)

@@ -428,12 +428,44 @@ def run_bot(
     asyncio.run(run_bot_async(bot, referee, token, **kwargs))
 
 
+def games_of(bot: Any) -> list[str]:
+    """The games a Bot subclass plays: one per ``decide_<game>`` method, none (every game)
+    when it implements ``decide`` itself."""
+    if not isinstance(bot, type) or not issubclass(bot, Bot) or bot.decide is not Bot.decide:
+        return []
+    return sorted(name.removeprefix("decide_") for name in dir(bot) if name.startswith("decide_"))
+
+
+def main(bot: type[Bot] | Callable[[MatchContext], Any], argv: Sequence[str] | None = None) -> None:
+    """Run ``bot`` as a process with the options of ``arena bot run`` (--referee, --token,
+    --token-file, --register-as, --key, --max-matches, --matches): end a bot file with
+    ``if __name__ == "__main__": main(MyBot)``. Exits 2 with one line on bad input."""
+    import argparse
+    import sys
+
+    from arena.cli import bot_connection_arguments, play_as_process
+
+    name = getattr(bot, "__name__", "bot")
+    parser = argparse.ArgumentParser(description=f"run {name} against an arena referee")
+    bot_connection_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        play_as_process(bot, args, games_of(bot))
+    except (ValueError, FatalError, OSError) as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
 __all__ = [
     "Bot",
     "Continent",
     "FatalError",
     "MatchContext",
     "RiskMap",
+    "games_of",
+    "main",
     "risk_map",
     "run_bot",
     "run_bot_async",

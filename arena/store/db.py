@@ -224,6 +224,36 @@ class Store:
             with self.session() as s:
                 return s.scalars(select(BotRow).where(BotRow.name == full)).one()
 
+    def file_bot(self, name: str, digest: str, path: str) -> BotRow:
+        """The version of the bot file ``name`` (``file:STEM``) whose content is ``digest``:
+        the one stored (now at ``path``), or a new one numbered after the others."""
+        for _ in range(5):  # two processes adding one version at once: one retries
+            with self.session() as s, s.begin():
+                row = s.scalar(select(BotRow).where(BotRow.name == name, BotRow.digest == digest))
+                if row is not None:
+                    row.path = path  # the same content, perhaps moved: play it from here
+                    return row
+            try:
+                with self.session() as s, s.begin():
+                    latest = s.scalar(select(func.max(BotRow.version)).where(BotRow.name == name))
+                    row = BotRow(
+                        id=str(uuid.uuid4()),
+                        name=name,
+                        version=(latest or 0) + 1,
+                        kind="file",
+                        token_hash=None,
+                        revoked=False,
+                        created=now(),
+                        games=[],
+                        digest=digest,
+                        path=path,
+                    )
+                    s.add(row)
+                return row
+            except IntegrityError:
+                continue
+        raise RuntimeError(f"could not add {name!r}: too many versions added at once")
+
     def bot_by_token(self, token: str) -> BotRow | None:
         digest = hash_token(token)
         with self.session() as s:

@@ -56,13 +56,18 @@ class BotRow(Base):
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     name: Mapped[str] = mapped_column(String(80), index=True)
     version: Mapped[int] = mapped_column(Integer)
-    #: "remote": connects to a referee with its token; "house": played in-process
+    #: "remote": connects to a referee with its token; "house": played in-process;
+    #: "file": a bot file (``file:STEM``) played in-process, one version per content
     kind: Mapped[str] = mapped_column(String(8), default="remote")
     token_hash: Mapped[str | None] = mapped_column(String(64), unique=True, nullable=True)
     revoked: Mapped[bool] = mapped_column(Boolean, default=False)
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
     #: the games the bot plays, as it said when it registered; empty: every game
     games: Mapped[list[str] | None] = mapped_column(JSON, default=list, nullable=True)
+    #: a bot file's SHA-256: what makes this version this version
+    digest: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    #: where the bot file was last seen (absolute): its matches import it from there
+    path: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     __table_args__ = (UniqueConstraint("name", "version", name="uq_bots_name_version"),)
 

@@ -36,10 +36,17 @@ MATCH_TIMEOUT_S = 3600.0
 @dataclass(frozen=True)
 class SeatSpec:
     """One seat: ``label`` is ``name@version``; ``house`` names a house bot played
-    in-process; otherwise the seat is the registered bot ``label`` on a referee."""
+    in-process; ``path`` a bot file played in-process, if its content is still
+    ``digest``; otherwise the seat is the registered bot ``label`` on a referee."""
 
     label: str
     house: str | None = None
+    path: str | None = None
+    digest: str | None = None
+
+    @property
+    def in_process(self) -> bool:
+        return self.house is not None or self.path is not None
 
     @property
     def player(self) -> str:
@@ -61,7 +68,7 @@ class MatchJob:
     @property
     def remote(self) -> bool:
         """True when a connected bot plays: the match must run in a referee."""
-        return any(seat.house is None for seat in self.seats)
+        return not all(seat.in_process for seat in self.seats)
 
 
 class PermanentError(Exception):
@@ -81,13 +88,7 @@ def play_local(job: MatchJob) -> Outcome:
         registry = _preload()
         game = registry.game(job.game)
         variants = registry.resolve_variants(job.game, list(job.variants))
-        players = []
-        for index, seat in enumerate(job.seats):
-            if seat.house is None:
-                raise PermanentError(f"seat {index} ({seat.label}) is not a house bot")
-            spec = registry.bot(job.game, seat.house)
-            # the same seeds as a referee gives its house bots: one match, one game
-            players.append(spec.factory(index, house_bot_seed(job.seed, index)))
+        players = [_player(registry, job, index) for index in range(len(job.seats))]
         rec = play_match(
             game,
             players,
@@ -115,6 +116,25 @@ def play_local(job: MatchJob) -> Outcome:
         forfeits=(),
         replay=dumps(rec),
     )
+
+
+def _player(registry: Any, job: MatchJob, index: int) -> Any:
+    """The in-process player of seat ``index``: a house bot, or a bot file's bot."""
+    from arena.sdk import MatchContext
+    from arena.sdk.local import load_checked
+
+    seat = job.seats[index]
+    if seat.path is not None and seat.digest is not None:
+        labels = [s.label for s in job.seats]
+        context = MatchContext(
+            job.match_id, job.game, index, labels, list(job.variants), dict(job.options)
+        )
+        return load_checked(seat.path, seat.digest).player(context)
+    if seat.house is None:
+        raise PermanentError(f"seat {index} ({seat.label}) is not a house bot")
+    spec = registry.bot(job.game, seat.house)
+    # the same seeds as a referee gives its house bots: one match, one game
+    return spec.factory(index, house_bot_seed(job.seed, index))
 
 
 def _preload() -> Any:

@@ -43,7 +43,8 @@ MAX_ATTEMPTS = 3
 @dataclass
 class TournamentSpec:
     """What an organiser asks for. ``bots`` are ``name`` (a registered bot's newest
-    version, or else the house bot of that name), ``name@version`` or ``house:name``."""
+    version, or else the house bot of that name), ``name@version``, ``house:name``, or a
+    bot file's path ``./NAME.py`` (the version ``file:NAME@N`` of its current content)."""
 
     game: str
     bots: Sequence[str]
@@ -66,7 +67,17 @@ class TournamentSpec:
 
 def resolve_bot(store: Store, registry: Registry, game: str, spec: str) -> BotRow:
     """The bot version a name stands for in a tournament of ``game``."""
+    from arena.sdk.local import FILE_PREFIX, is_bot_file, load
+
     spec = spec.strip()
+    if is_bot_file(spec):
+        bot = load(spec)  # ValueError: no such file, no Bot subclass, ...
+        return store.file_bot(bot.name, bot.digest, bot.path)
+    if spec.startswith(FILE_PREFIX):
+        row = store.find_bot(spec)
+        if row is None:
+            raise ValueError(f"no bot file version {spec!r} (see `arena bots list`)")
+        return row
     if spec.startswith(HOUSE_PREFIX):
         name = spec[len(HOUSE_PREFIX) :]
         registry.bot(game, name)  # ValueError naming the house bots of the game
@@ -113,6 +124,12 @@ def create_tournament(
         if row.revoked:
             raise ValueError(f"{row.label} is revoked")
         rows[row.id] = row
+    kinds = {row.kind for row in rows.values()}
+    if "file" in kinds and "remote" in kinds:
+        raise ValueError(
+            "bot files play in process and registered bots in a referee: a tournament has "
+            "one or the other (run the file as a process and register it to mix them)"
+        )
     by_label = {row.label: row for row in rows.values()}
     if spec.format == "gauntlet":
         if spec.challenger is None:
@@ -183,7 +200,7 @@ def jobs(store: Store, tournament: TournamentRow, matches: Sequence[MatchRow]) -
         for seat in seats[match.id]:
             bot = bots[seat.bot_id]
             house = bot.name[len(HOUSE_PREFIX) :] if bot.kind == "house" else None
-            specs.append(SeatSpec(label=bot.label, house=house))
+            specs.append(SeatSpec(bot.label, house, bot.path, bot.digest))
         out.append(
             MatchJob(
                 match_id=match.id,
