@@ -298,3 +298,15 @@ def test_the_worker_health_check_asks_for_this_worker() -> None:
     words = shlex.split(check)
     assert words[:5] == ["celery", "-A", "workers.app", "inspect", "ping"], check
     assert words[words.index("-d") + 1] == f"{name}@$HOSTNAME", check
+
+
+def test_results_spooled_by_a_worker_outlive_its_container() -> None:
+    """A result played while the store was away waits in the spool: on a volume, not in
+    the container, whose replacement would lose it."""
+    worker = SERVICES["worker"]
+    spool = PurePosixPath(environment(worker)["ARENA_SPOOL_DIR"])
+    assert spool.is_absolute()
+    mounts = [str(v).split(":") for v in worker.get("volumes", [])]
+    assert any(spool.is_relative_to(dst) and src in COMPOSE["volumes"] for src, dst, *_ in mounts)
+    # the worker's environment still has everything the shared one gives
+    assert environment(SERVICES["beat"]).items() <= environment(worker).items()
