@@ -32,6 +32,35 @@ def _parse_options(pairs: Sequence[str]) -> dict[str, str | None]:
     return options
 
 
+def _number(kind: type, least: float, most: float | None, expected: str) -> Callable[[str], Any]:
+    """An argparse type: a number from ``least`` (to ``most``), else one clear line."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or value < least or (most is not None and value > most):
+            raise argparse.ArgumentTypeError(f"{text!r}: expected {expected}")
+        return value
+
+    return parse
+
+
+positive_int = _number(int, 1, None, "a whole number, 1 or more")
+non_negative_int = _number(int, 0, None, "a whole number, 0 or more")
+positive_float = _number(float, 1e-9, None, "a number of seconds above 0")
+port_number = _number(int, 0, 65535, "a port number from 0 (any free port) to 65535")
+
+
+class _Parser(argparse.ArgumentParser):
+    """A usage error is one line (naming the command and where to read more), not the
+    whole usage text above it."""
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
 def _summary(rec: MatchRecord) -> str:
     """A readable account of a finished match."""
     lines = [f"{rec.game}: {rec.num_players} players, seed {rec.seed}"]
@@ -346,6 +375,8 @@ def cmd_referee(args: argparse.Namespace) -> int:
 
     check_port_free(args.host, args.port)  # before the store (and its log) is opened
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    # Alembic names each of its plugins at INFO on every migration: noise to an operator
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
     config = RefereeConfig(
         idle_timeout_s=args.idle_timeout,
         max_queued_bytes=args.max_queued_bytes,
@@ -625,10 +656,20 @@ def cmd_match_watch(args: argparse.Namespace) -> int:
 # --- tournaments, leaderboards, bots -----------------------------------------------------
 
 
-def _store(args: argparse.Namespace) -> Any:
+def _store(args: argparse.Namespace, create: bool = True) -> Any:
+    """``create`` off for commands that only read: they make no empty database."""
     from arena.store import Store
 
-    return Store(args.db)
+    return Store(args.db, create=create)
+
+
+def _check_game(game: str, variants: Sequence[str] = ()) -> None:
+    """An unknown game or variant is refused, not shown as an empty table."""
+    from arena.plugins import load_registry
+
+    registry = load_registry()
+    registry.game(game)
+    registry.resolve_variants(game, variants)
 
 
 def _board_title(game: str, variants: str) -> str:
@@ -707,9 +748,8 @@ def cmd_tournament_create(args: argparse.Namespace) -> int:
 
     from arena.plugins import load_registry
     from arena.store import RecurringRow
-    from arena.tournament.runner import TournamentSpec, create_tournament
+    from arena.tournament.runner import TournamentSpec, check_spec, create_tournament
 
-    store = _store(args)
     options = {k: ("on" if v is None else v) for k, v in _parse_options(args.option).items()}
     bots = [b.strip() for b in (args.bots or "").split(",") if b.strip()]
     if args.every:
@@ -731,7 +771,7 @@ def cmd_tournament_create(args: argparse.Namespace) -> int:
             house.append(name)
         first = datetime.now(UTC) + timedelta(seconds=0 if args.now else every)
         extra = f", plus house bots {', '.join(house)}" if house else ""
-        row = store.add_recurring(
+        row = _store(args).add_recurring(
             RecurringRow(
                 id=uuid.uuid4().hex[:12],
                 name=args.name or f"{args.game} every {args.every}",
@@ -758,21 +798,21 @@ def cmd_tournament_create(args: argparse.Namespace) -> int:
         return 0
     if not bots:
         raise ValueError("--bots is needed (or --every for a recurring tournament)")
-    tournament = create_tournament(
-        store,
-        TournamentSpec(
-            game=args.game,
-            bots=bots,
-            seats=args.seats,
-            games_per_pairing=args.games_per_pairing,
-            variants=args.variant,
-            options=options,
-            seed=args.seed,
-            name=args.name or "",
-            decision_ms=args.decision_ms,
-            time_bank_ms=args.time_bank_ms,
-        ),
+    spec = TournamentSpec(
+        game=args.game,
+        bots=bots,
+        seats=args.seats,
+        games_per_pairing=args.games_per_pairing,
+        variants=args.variant,
+        options=options,
+        seed=args.seed,
+        name=args.name or "",
+        decision_ms=args.decision_ms,
+        time_bank_ms=args.time_bank_ms,
     )
+    check_spec(spec)  # before the store: a refused tournament leaves no database behind
+    store = _store(args)
+    tournament = create_tournament(store, spec)
     from arena.tournament.distributed import CeleryExecutor, queue_tournament
 
     app = CeleryExecutor().app
@@ -833,9 +873,8 @@ def _run_and_report(args: argparse.Namespace, store: Any, tournament: Any) -> in
 
 
 def cmd_tournament_run(args: argparse.Namespace) -> int:
-    from arena.tournament.runner import TournamentSpec, create_tournament
+    from arena.tournament.runner import TournamentSpec, check_spec, create_tournament
 
-    store = _store(args)
     if args.resume:
         return cmd_tournament_resume(args)
     if not args.game or not args.bots:
@@ -855,6 +894,8 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
         decision_ms=args.decision_ms,
         time_bank_ms=args.time_bank_ms,
     )
+    check_spec(spec)  # before the store: a refused tournament leaves no database behind
+    store = _store(args)
     tournament = create_tournament(store, spec)
     total = sum(store.progress(tournament.id).values())
     print(f"tournament {tournament.id}: {tournament.name}, {total} matches")
@@ -862,7 +903,7 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
 
 
 def cmd_tournament_resume(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args, create=False)
     tournament_id = args.resume if getattr(args, "resume", None) else args.id
     tournament = store.tournament(tournament_id)
     if tournament is None:
@@ -876,7 +917,7 @@ def cmd_tournament_show(args: argparse.Namespace) -> int:
     from arena.store import variant_key
     from arena.tournament.leaderboard import compute, render
 
-    store = _store(args)
+    store = _store(args, create=False)
     t = store.tournament(args.id)
     if t is None:
         raise ValueError(f"no tournament {args.id!r} in {args.db}")
@@ -941,7 +982,7 @@ def _running_line(match: Any) -> str:
 
 
 def cmd_tournament_list(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args, create=False)
     for r in store.recurring():
         print(_recurring_line(r))
     rows = store.tournaments()
@@ -960,7 +1001,7 @@ def cmd_recurring(args: argparse.Namespace) -> int:
     """Pause, resume or delete a recurring tournament (the store's own calls say how)."""
     from datetime import UTC, datetime
 
-    store = _store(args)
+    store = _store(args, create=False)
     action = args.recurring_command
     if action == "pause":
         row = store.pause_recurring(args.id)
@@ -983,7 +1024,9 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     from arena.store import variant_key
     from arena.tournament.leaderboard import refresh, render
 
-    store = _store(args)
+    if args.game:
+        _check_game(args.game, args.variant)
+    store = _store(args, create=False)
     boards = store.boards()
     if args.game:
         wanted = variant_key(args.variant) if args.variant or not args.all_variants else None
@@ -1006,7 +1049,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from arena.store import variant_key
     from arena.tournament.runner import resolve_bot
 
-    store = _store(args)
+    _check_game(args.game, args.variant)
+    store = _store(args, create=False)
     registry = load_registry()
     a = resolve_bot(store, registry, args.game, args.a)
     b = resolve_bot(store, registry, args.game, args.b)
@@ -1038,7 +1082,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_bots_list(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args, create=False)
     rows = store.bots()
     if not rows:
         print(f"no bots in {args.db} yet: `arena bot register NAME` on a referee")
@@ -1093,12 +1137,12 @@ def bot_connection_arguments(parser: argparse.ArgumentParser) -> None:
         "where the first start keeps the token it registered (readable by its owner only)",
     )
     parser.add_argument("--key", help="the registration key, with --register-as")
-    parser.add_argument("--max-matches", type=int, default=16)
-    parser.add_argument("--matches", type=int, default=None, help="stop after this many")
+    parser.add_argument("--max-matches", type=positive_int, default=16)
+    parser.add_argument("--matches", type=positive_int, default=None, help="stop after this many")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="arena", description="AI bots play Risk and Stratego")
+    parser = _Parser(prog="arena", description="AI bots play Risk and Stratego")
     sub = parser.add_subparsers(dest="command", required=True)
 
     play = sub.add_parser("play", help="play one match between in-process bots")
@@ -1116,19 +1160,19 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--board", action="store_true", help="print the final position")
     play.add_argument(
         "--port",
-        type=int,
+        type=port_number,
         default=50051,
         help="with remote:NAME players: the port of the referee started here",
     )
     play.add_argument(
         "--wait",
-        type=float,
+        type=positive_float,
         default=300.0,
         help="with remote:NAME players: seconds to wait for them to connect",
     )
     play.add_argument(
         "--decision-ms",
-        type=int,
+        type=positive_int,
         default=5000,
         help="with remote:NAME players: the per-decision deadline",
     )
@@ -1181,30 +1225,33 @@ def build_parser() -> argparse.ArgumentParser:
 
     ref = sub.add_parser("referee", help="run a referee that bots connect to")
     ref.add_argument("--host", default="127.0.0.1")
-    ref.add_argument("--port", type=int, default=50051)
+    ref.add_argument("--port", type=port_number, default=50051)
     ref.add_argument("--db", default="arena.db", help="SQLite file or database URL")
-    ref.add_argument("--decision-ms", type=int, default=5000)
-    ref.add_argument("--time-bank-ms", type=int, default=30000)
+    ref.add_argument("--decision-ms", type=positive_int, default=5000)
+    ref.add_argument("--time-bank-ms", type=non_negative_int, default=30000)
     ref.add_argument(
-        "--grace", type=float, default=10.0, help="seconds a disconnected bot has to come back"
+        "--grace",
+        type=positive_float,
+        default=10.0,
+        help="seconds a disconnected bot has to come back",
     )
-    ref.add_argument("--max-strikes", type=int, default=5)
+    ref.add_argument("--max-strikes", type=positive_int, default=5)
     ref.add_argument(
         "--idle-timeout",
-        type=float,
+        type=positive_float,
         default=10.0,
         help="seconds a connection may carry no stream, or a stream no Hello (default 10)",
     )
     ref.add_argument(
         "--max-queued-bytes",
-        type=int,
+        type=positive_int,
         default=8 << 20,
         help="bytes that may wait for a bot that does not read before its stream ends "
         "(default 8 MiB)",
     )
     ref.add_argument(
         "--shutdown-grace",
-        type=float,
+        type=positive_float,
         default=10.0,
         help="on SIGTERM/SIGINT, seconds matches in flight get to finish",
     )
@@ -1212,7 +1259,7 @@ def build_parser() -> argparse.ArgumentParser:
     ref.add_argument("--organiser-key", help="needed to run matches and revoke bots")
     ref.add_argument(
         "--tournament-workers",
-        type=int,
+        type=positive_int,
         default=1,
         help="processes for the house-bot matches of tournaments it plays (default 1)",
     )
@@ -1256,7 +1303,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mrun.add_argument("--variant", action="append", default=[])
     mrun.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
-    mrun.add_argument("--decision-ms", type=int, default=0)
+    mrun.add_argument("--decision-ms", type=non_negative_int, default=0)
     mrun.add_argument("--organiser-key")
     mrun.add_argument("--replay")
     mrun.set_defaults(func=cmd_match_run)
@@ -1278,9 +1325,10 @@ def build_parser() -> argparse.ArgumentParser:
     def run_options(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--workers",
-            type=int,
+            type=non_negative_int,
             default=os.cpu_count() or 1,
-            help="worker processes for matches of house bots (default: one a core)",
+            help="worker processes for matches of house bots (default: one a core; "
+            "0: in this process)",
         )
         p.add_argument(
             "--referee", help="HOST:PORT of the referee where the registered bots connect"
@@ -1307,13 +1355,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated: registered NAME or NAME@VERSION, house:NAME, or a house "
         "bot's NAME when no registered bot has it",
     )
-    trun.add_argument("--seats", type=int, default=2, help="players a match (default 2)")
-    trun.add_argument("--games-per-pairing", type=int, default=1)
+    trun.add_argument("--seats", type=positive_int, default=2, help="players a match (default 2)")
+    trun.add_argument("--games-per-pairing", type=positive_int, default=1)
     trun.add_argument("--seed", type=seed_argument, default=None, help=TOURNAMENT_SEED_HELP)
     trun.add_argument("--challenger", help="play a gauntlet: this bot against the others")
     trun.add_argument("--name")
-    trun.add_argument("--decision-ms", type=int, default=0, help="0: the referee's default")
-    trun.add_argument("--time-bank-ms", type=int, default=0)
+    trun.add_argument(
+        "--decision-ms", type=non_negative_int, default=0, help="0: the referee's default"
+    )
+    trun.add_argument("--time-bank-ms", type=non_negative_int, default=0)
     trun.add_argument("--resume", metavar="ID", help="resume this stopped tournament instead")
     run_options(trun)
     trun.set_defaults(func=cmd_tournament_run)
@@ -1333,12 +1383,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--bots",
         help="the bots; with --every, house bots to add to every registered bot of the game",
     )
-    tcreate.add_argument("--seats", type=int, default=2)
-    tcreate.add_argument("--games-per-pairing", type=int, default=1)
+    tcreate.add_argument("--seats", type=positive_int, default=2)
+    tcreate.add_argument("--games-per-pairing", type=positive_int, default=1)
     tcreate.add_argument("--seed", type=seed_argument, default=None, help=TOURNAMENT_SEED_HELP)
     tcreate.add_argument("--name")
-    tcreate.add_argument("--decision-ms", type=int, default=0)
-    tcreate.add_argument("--time-bank-ms", type=int, default=0)
+    tcreate.add_argument("--decision-ms", type=non_negative_int, default=0)
+    tcreate.add_argument("--time-bank-ms", type=non_negative_int, default=0)
     tcreate.add_argument("--every", help="run again and again: 90s, 10m, 6h, 1d")
     tcreate.add_argument("--now", action="store_true", help="with --every: first run at once")
     db_option(tcreate)
@@ -1387,16 +1437,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="the main job: a referee, the example bots as processes, Risk and Stratego "
         "round robins, leaderboards",
     )
-    demo.add_argument("--risk-games", type=int, default=6, help="games per Risk pairing")
-    demo.add_argument("--stratego-games", type=int, default=6, help="games per Stratego pairing")
-    demo.add_argument("--workers", type=int, default=2, help="processes for house-bot matches")
+    demo.add_argument("--risk-games", type=positive_int, default=6, help="games per Risk pairing")
+    demo.add_argument(
+        "--stratego-games", type=positive_int, default=6, help="games per Stratego pairing"
+    )
+    demo.add_argument(
+        "--workers", type=positive_int, default=2, help="processes for house-bot matches"
+    )
     demo.add_argument("--quiet", action="store_true", help="no progress bar")
     db_option(demo)
     demo.set_defaults(func=cmd_demo)
 
     health = sub.add_parser("health", help="is a referee serving? (exit status 0 if so)")
     health.add_argument("--referee", default="127.0.0.1:50051")
-    health.add_argument("--timeout", type=float, default=5.0)
+    health.add_argument("--timeout", type=positive_float, default=5.0)
     health.set_defaults(func=cmd_health)
 
     bots = sub.add_parser("bots", help="bots in the store")
@@ -1407,18 +1461,33 @@ def build_parser() -> argparse.ArgumentParser:
 
     web = sub.add_parser("web", help="the leaderboards, bots, tournaments and matches in a browser")
     web.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    web.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    web.add_argument("--port", type=port_number, default=8000, help="port (default 8000)")
     web.add_argument("--referee", help="HOST:PORT of a referee whose health the home page shows")
     db_option(web)
     web.set_defaults(func=cmd_web)
     return parser
 
 
+def _stdout_gone() -> int:
+    """The reader of our output went away (``arena ... | head -1``): stop quietly, the way
+    Python's documentation says to (its note on SIGPIPE): point stdout at devnull, so the
+    flush at exit does not fail again, and exit as a process killed by SIGPIPE would."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 128 + 13
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # a closed pipe shows here, where it is handled
+        return code
+    except BrokenPipeError:
+        return _stdout_gone()
+    except KeyboardInterrupt:  # Ctrl-C: the user knows why; no traceback
+        return 130
     except (ValueError, KeyError, RuntimeError, IllegalAction, BotError, OSError) as exc:
         print(f"arena: error: {exc}", file=sys.stderr)
         return 2

@@ -75,8 +75,10 @@ def _rules(data: dict[str, Any]) -> dict[str, int]:
 
 
 def from_json(data: dict[str, Any]) -> MatchRecord:
+    if not isinstance(data, dict):
+        raise ValueError(f"not an arena replay: a JSON {type(data).__name__}, not an object")
     if data.get("format") != FORMAT:
-        raise ValueError(f"not an arena replay: format is {data.get('format')!r}")
+        raise ValueError(f"not an arena replay: format {data.get('format')!r}, not {FORMAT!r}")
     if data.get("version") != VERSION:
         raise ValueError(f"replay version {data.get('version')!r}; this arena reads {VERSION}")
     try:
@@ -117,7 +119,10 @@ def load(path: str | Path) -> MatchRecord:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not valid JSON ({exc})") from None
-    return from_json(data)
+    try:
+        return from_json(data)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
 
 
 def _normal(value: Any) -> Any:

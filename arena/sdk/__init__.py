@@ -384,6 +384,7 @@ async def _one_referee(
 ) -> None:
     backoff = 0.2
     played = 0
+    tries = 0  # failed connections in a row
     while True:
         session = _Session(factory, token, max_matches, threads)
         left = None if stop_after is None else stop_after - played
@@ -394,6 +395,7 @@ async def _one_referee(
             if stop_after is not None and played >= stop_after:
                 return
             backoff = 0.2
+            tries = 0
         except grpc.aio.AioRpcError as exc:
             played += session.finished
             if exc.code() in FATAL:
@@ -404,17 +406,32 @@ async def _one_referee(
                 and played >= stop_after
             ):
                 return
-            log.warning(
-                "%s: connection lost (%s: %s); retrying in %.1fs",
-                address,
-                exc.code().name,
-                exc.details(),
-                backoff,
-            )
+            if not reconnect:
+                return
+            tries += 1
+            _log_retry(address, exc, tries, backoff, max_backoff_s)
         if not reconnect:
             return
         await asyncio.sleep(backoff * (0.5 + random.random()))
         backoff = min(max_backoff_s, backoff * 2)
+
+
+def _log_retry(
+    address: str, exc: grpc.aio.AioRpcError, tries: int, wait_s: float, max_wait_s: float
+) -> None:
+    """One short line a retry (gRPC's details run to hundreds of characters: only the
+    first failure shows them), and once, that the bot keeps trying."""
+    if tries == 1:
+        details = (exc.details() or "").split(";")[0][:80]
+        log.warning(
+            "%s: %s (%s); retrying until it answers, waits growing to %.0f s",
+            address,
+            exc.code().name,
+            details,
+            max_wait_s,
+        )
+    else:
+        log.info("%s: %s, try %d; next in %.1f s", address, exc.code().name, tries, wait_s)
 
 
 def run_bot(

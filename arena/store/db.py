@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
@@ -28,11 +29,12 @@ from sqlalchemy import (
     event,
     func,
     literal,
+    make_url,
     or_,
     select,
     update,
 )
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from arena.store import migrate
@@ -77,6 +79,62 @@ def database_url(url: str) -> str:
     if url.startswith(("postgresql://", "postgres://")):
         return "postgresql+psycopg://" + url.split("://", 1)[1]
     return url
+
+
+class StoreError(RuntimeError):
+    """The database cannot be opened; the message is one line: which one, and what to do."""
+
+
+#: where to point a user who has no database yet
+MAKE_ONE = "make one with `arena demo` or `arena tournament run`, or give --db (or $ARENA_DB)"
+
+
+def shown(url: str) -> str:
+    """The URL as a message may show it: a plain path stays a path, a password is hidden."""
+    if "://" not in url:
+        return url
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url.split("://", 1)[0] + "://..."
+
+
+def check_url(url: str, create: bool = True) -> None:
+    """Refuse, before any connection, a URL no engine here can open, and (``create`` off)
+    an SQLite file that does not exist: opening it would make an empty one."""
+    full = database_url(url)
+    scheme = full.split("://", 1)[0].split("+", 1)[0]
+    if scheme not in ("sqlite", "postgresql"):
+        raise StoreError(
+            f"database URL {shown(url)}: unsupported scheme {scheme!r}; give a file path, "
+            "sqlite:///FILE or postgresql://USER@HOST/NAME"
+        )
+    try:
+        database = make_url(full).database
+    except ArgumentError as exc:
+        raise StoreError(f"database URL {shown(url)}: {exc}") from None
+    if scheme != "sqlite" or not database or database == ":memory:":
+        return
+    path = Path(database)
+    if not path.parent.is_dir():
+        raise StoreError(
+            f"cannot make the database {database}: the directory {path.parent} does not "
+            "exist; create it or give another --db"
+        )
+    if not create and not path.exists():
+        raise StoreError(f"no database at {database}: {MAKE_ONE}")
+
+
+def _open_error(url: str, exc: DBAPIError) -> StoreError:
+    """One line for a database that would not open (the driver's message is several)."""
+    why = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc)
+    if "file is not a database" in why:
+        what = "it is not an SQLite database; give another --db"
+    elif url.startswith("sqlite") or "://" not in url:
+        what = "check the file and its directory's permissions"
+    else:
+        what = "is the database server running there, and the URL right?"
+    return StoreError(f"cannot open the database {shown(url)}: {why}; {what}")
 
 
 def make_engine(url: str) -> Engine:
@@ -157,10 +215,18 @@ class PlayedGame:
 class Store:
     """Bots, tournaments, matches, results, replays and ratings."""
 
-    def __init__(self, url: str = "sqlite:///arena.db") -> None:
+    def __init__(self, url: str = "sqlite:///arena.db", *, create: bool = True) -> None:
+        """``create`` off: open an existing database only (a read-only command must not
+        leave an empty ``arena.db`` behind). An existing one is still migrated: an older
+        schema cannot be read by this code."""
+        check_url(url, create)
         self.url = database_url(url)
         self.engine = make_engine(url)
-        migrate.upgrade(self.engine)
+        try:
+            migrate.upgrade(self.engine)
+        except DBAPIError as exc:
+            self.engine.dispose()
+            raise _open_error(url, exc) from None
         self._session = sessionmaker(self.engine, expire_on_commit=False)
 
     def session(self) -> Session:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from arena.engine.seeds import check_seed, fresh_seed
-from arena.plugins import Registry, load_registry
+from arena.plugins import Registry, Variant, load_registry
 from arena.ratings import elo
 from arena.store import (
     HOUSE_PREFIX,
@@ -99,10 +99,11 @@ def resolve_bot(store: Store, registry: Registry, game: str, spec: str) -> BotRo
     return store.house_bot(spec)
 
 
-def create_tournament(
-    store: Store, spec: TournamentSpec, registry: Registry | None = None
-) -> TournamentRow:
-    """Check everything, then write the tournament and its whole schedule."""
+def check_spec(
+    spec: TournamentSpec, registry: Registry | None = None
+) -> tuple[list[Variant], dict[str, str], int]:
+    """What can be checked without the store (the command line does it before opening
+    one, so a refused tournament leaves no database behind): its variants, options, seed."""
     registry = registry or load_registry()
     game = registry.game(spec.game)
     variants = registry.resolve_variants(spec.game, list(spec.variants))
@@ -110,12 +111,31 @@ def create_tournament(
     registry.check_options(spec.game, options, variants)
     game.parse_options(options, variants)
     game.check_players(spec.seats)
+    if len(spec.bots) < spec.seats:  # the schedule says so too, but after the store
+        raise ValueError(
+            f"{spec.seats} seats need at least {spec.seats} bots, got {len(spec.bots)}: "
+            f"{', '.join(spec.bots) or 'none'} (every seat of a match has a bot of its own)"
+        )
+    if spec.decision_ms < 0 or spec.time_bank_ms < 0:
+        raise ValueError(
+            f"decision {spec.decision_ms} ms, time bank {spec.time_bank_ms} ms: "
+            "0 (the referee's default) or more"
+        )
     seed = fresh_seed() if spec.seed is None else check_seed(spec.seed)
     # a trial deal runs the checks that depend on the variants as well (two-player Risk
     # needs --variant neutral): a tournament whose every match would fail is refused here
     game.new_state(spec.seats, seed, options, variants)
     if spec.format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {spec.format!r}")
+    return variants, options, seed
+
+
+def create_tournament(
+    store: Store, spec: TournamentSpec, registry: Registry | None = None
+) -> TournamentRow:
+    """Check everything, then write the tournament and its whole schedule."""
+    registry = registry or load_registry()
+    variants, options, seed = check_spec(spec, registry)
     rows: dict[str, BotRow] = {}
     for name in spec.bots:
         row = resolve_bot(store, registry, spec.game, name)

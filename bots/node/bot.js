@@ -187,6 +187,7 @@ function play(arena, args) {
   });
   let maxBatch = 0;  // from the Welcome: how many messages a BotBatch may hold
   const batches = { received: 0, sent: 0 };
+  let leaving = false;  // true once this bot ends the stream itself (--matches played)
 
   // One message from the referee; a decision's reply goes to `replies`.
   function handle(message, replies) {
@@ -244,14 +245,25 @@ function play(arena, args) {
     send(replies);
     if (done) {
       console.log(`batches: received ${batches.received}, sent ${batches.sent}`);
+      leaving = true;
       stream.end();
       client.close();
     }
   });
+  // Every way out says why in one line: a bot that stops in silence looks like a crash.
   stream.on("error", (err) => {
-    if (err.code === grpc.status.CANCELLED) return;
-    console.error(`referee: ${err.details || err.message}`);
+    if (leaving && err.code === grpc.status.CANCELLED) return;
+    leaving = true;  // the "end" that may follow has nothing more to say
     const refused = [grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIED];
+    if (err.code === grpc.status.UNAVAILABLE) {
+      const why = (err.details || "").split(".")[0];  // grpc-js adds a long tail
+      console.error(`referee ${args.referee} is gone or not there (${why}); exiting`);
+    } else if (refused.includes(err.code) && !args.fromFile) {
+      console.error(`referee refused the token (${err.details}): revoked, or issued by a ` +
+        "referee with another store; register again for a new one");
+    } else {
+      console.error(`referee ended the connection: ${grpc.status[err.code]}: ${err.details}`);
+    }
     if (args.fromFile && refused.includes(err.code)) {
       const then = args["register-as"] ? "remove the file to register a new version"
         : "give it a token that this referee accepts";
@@ -260,7 +272,13 @@ function play(arena, args) {
     }
     process.exitCode = 1;
   });
-  stream.on("end", () => client.close());
+  stream.on("end", () => {
+    if (!leaving) {
+      console.error("referee closed the connection (it is shutting down); exiting");
+      process.exitCode = 1;
+    }
+    client.close();
+  });
 }
 
 try {

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -186,3 +187,56 @@ def test_node_bot_reads_batches_in_concurrent_matches(referee):
     assert int(found.group(1)) > 0, log.read_text()  # its MatchStarted and first decision
     assert int(found.group(2)) > 0, log.read_text()  # several decisions of a batch answered
     assert "rejected" not in log.read_text()
+
+
+def _node_exit(args: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["node", str(NODE_BOT), *args], capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_node_bot_says_in_one_line_why_it_stops(referee):
+    """A refused token, a referee that is not there: each exit is one line and status 1."""
+    address, _stub, _children, _work = referee
+    refused = _node_exit(["--referee", address, "--token", "arena_not-a-token"])
+    assert refused.returncode == 1
+    assert refused.stdout == ""
+    assert refused.stderr.startswith("referee refused the token (unknown token")
+    assert len(refused.stderr.splitlines()) == 1
+    gone = _node_exit(["--referee", "127.0.0.1:1", "--token", "arena_not-a-token"])
+    assert gone.returncode == 1
+    assert (
+        gone.stderr
+        == "referee 127.0.0.1:1 is gone or not there (No connection established); exiting\n"
+    )
+
+
+def test_node_bot_says_so_when_its_referee_shuts_down(tmp_path):
+    referee = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "referee", "--port", "0", "--db", "r.db"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert referee.stdout is not None
+        address = re.search(r"listening on (\S+)", referee.stdout.readline()).group(1)
+        channel = grpc.insecure_channel(address)
+        token = _register(pb_grpc.ArenaServiceStub(channel), "node-leaves")
+        channel.close()
+        node = subprocess.Popen(
+            ["node", str(NODE_BOT), "--referee", address, "--token", token],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert node.stdout is not None
+        assert node.stdout.readline().startswith("connected as node-leaves")
+        referee.send_signal(signal.SIGINT)
+        _out, err = node.communicate(timeout=60)
+        assert node.returncode == 1
+        assert err == "referee closed the connection (it is shutting down); exiting\n"
+    finally:
+        referee.kill()
+        referee.wait(timeout=10)

@@ -250,6 +250,7 @@ def test_bad_tournaments_exit_2_and_write_nothing(tmp_path, capsys, extra, messa
 
 def test_an_empty_database_says_so(tmp_path, capsys):
     db = str(tmp_path / "empty.db")
+    Store(db).close()  # a missing one is refused instead (tests/test_cli_errors.py)
     assert main(["tournament", "list", "--db", db]) == 0
     assert capsys.readouterr().out == "no tournaments yet\n"
     assert main(["leaderboard", "--db", db]) == 0

@@ -175,6 +175,7 @@ def test_bad_bots_are_refused_naming_the_bot_and_nothing_is_written(sqlite_store
         ({"format": "gauntlet"}, "a gauntlet needs a challenger"),
         ({"format": "gauntlet", "challenger": "house:blitz"}, "must be one of the bots"),
         ({"games_per_pairing": 0}, "games_per_pairing must be an integer >= 1"),
+        ({"time_bank_ms": -1}, "time bank -1 ms: 0 (the referee's default) or more"),
     ],
 )
 def test_bad_requests_are_refused_before_anything_is_written(sqlite_store, changes, message):
