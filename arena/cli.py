@@ -61,6 +61,23 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
+def _stored_options(args: argparse.Namespace) -> dict[str, str]:
+    """``--option`` pairs as a replay or a tournament keeps them: every bare flag replaced
+    by what it means (``name=on``, or the option it aliases), never a null. A game this
+    installation does not know is left to whoever plays it (a bare flag becomes ``on``)."""
+    from arena.plugins import load_registry
+
+    options = _parse_options(args.option)
+    registry = load_registry()
+    try:
+        game = registry.game(args.game)
+        variants = registry.resolve_variants(args.game, args.variant)
+    except (KeyError, ValueError):
+        return {k: "on" if v is None else v for k, v in options.items()}
+    registry.check_options(args.game, options, variants)
+    return game.resolve_flags(options, variants)
+
+
 def _summary(rec: MatchRecord) -> str:
     """A readable account of a finished match."""
     lines = [f"{rec.game}: {rec.num_players} players, seed {rec.seed}"]
@@ -122,7 +139,7 @@ REMOTE = "remote:"
 
 
 def _play_with_remote_bots(
-    args: argparse.Namespace, names: list[str], options: dict[str, str | None], seed: int
+    args: argparse.Namespace, names: list[str], options: dict[str, str], seed: int
 ) -> MatchRecord:
     """Start a referee here, wait for the remote bots to connect, play, and stop."""
     import asyncio
@@ -156,7 +173,7 @@ def _play_with_remote_bots(
                         variants=args.variant,
                         players=players,
                         seed=seed,
-                        options={k: "on" if v is None else v for k, v in options.items()},
+                        options=options,
                     )
                 )
                 await match.done.wait()
@@ -179,7 +196,7 @@ def _in_process_players(
     args: argparse.Namespace,
     names: list[str],
     seed: int,
-    options: dict[str, str | None],
+    options: dict[str, str],
 ) -> tuple[list[Any], list[str]]:
     """The players of ``names`` (house bots, or bot files ``./NAME.py`` shown as
     ``file:NAME``), and their names."""
@@ -200,7 +217,7 @@ def _in_process_players(
                 seat,
                 shown,
                 list(args.variant),
-                {k: "on" if v is None else v for k, v in options.items()},
+                dict(options),
             )
             players.append(files[name].player(context))
         else:
@@ -217,8 +234,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     game = registry.game(args.game)
     names = [n.strip() for n in args.players.split(",") if n.strip()]
     variants = registry.resolve_variants(args.game, args.variant)
-    options = _parse_options(args.option)
-    registry.check_options(args.game, options, variants)
+    options = _stored_options(args)
     # printed with the result: --seed plays the same game again
     seed = fresh_seed() if args.seed is None else args.seed
     if any(name.startswith(REMOTE) for name in names):
@@ -569,8 +585,7 @@ def cmd_match_run(args: argparse.Namespace) -> int:
     request = pb.RunMatchRequest(
         game=args.game,
         variants=args.variant,
-        options=_parse_options(args.option)
-        and {k: ("on" if v is None else v) for k, v in _parse_options(args.option).items()},
+        options=_stored_options(args),
         players=[p.strip() for p in args.players.split(",")],
         seed=args.seed,
         wait=True,
@@ -750,7 +765,7 @@ def cmd_tournament_create(args: argparse.Namespace) -> int:
     from arena.store import RecurringRow
     from arena.tournament.runner import TournamentSpec, check_spec, create_tournament
 
-    options = {k: ("on" if v is None else v) for k, v in _parse_options(args.option).items()}
+    options = _stored_options(args)
     bots = [b.strip() for b in (args.bots or "").split(",") if b.strip()]
     if args.every:
         if args.seed is not None:
@@ -879,7 +894,7 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
         return cmd_tournament_resume(args)
     if not args.game or not args.bots:
         raise ValueError("--game and --bots are needed (or --resume ID)")
-    options = {k: ("on" if v is None else v) for k, v in _parse_options(args.option).items()}
+    options = _stored_options(args)
     spec = TournamentSpec(
         game=args.game,
         bots=[b.strip() for b in args.bots.split(",") if b.strip()],

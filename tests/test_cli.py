@@ -150,3 +150,36 @@ def test_variants_lists_the_game_its_options_and_bots(capsys):
     assert "risk: " in out
     assert "--option cards=progressive|fixed|none (default progressive)" in out
     assert "bots: aggressive, blitz, defensive, random" in out
+
+
+@pytest.mark.parametrize(
+    ("game", "players", "flag", "stored"),
+    [
+        ("stratego", "random,random", "rescue", {"rescue": "on"}),
+        ("risk", "random,random,random", "fixed-cards", {"cards": "fixed"}),
+    ],
+)
+def test_a_bare_flag_is_stored_as_what_it_means(tmp_path, capsys, game, players, flag, stored):
+    """`--option rescue` is `rescue=on` in the replay, an alias its option and value:
+    never a null, which a reader of the replay would have to guess at."""
+    path = tmp_path / "game.json"
+    args = ["play", game, "--players", players, "--option", flag, "--replay", str(path)]
+    assert main([*args, "--seed", "3", "--option", "turn-limit=5"]) == 0
+    options = json.loads(path.read_text())["options"]
+    assert options.items() >= stored.items() and None not in options.values()
+    assert main(["replay", "verify", str(path)]) == 0
+
+
+def test_a_tournament_takes_an_option_alias(tmp_path, capsys):
+    db = f"sqlite:///{tmp_path / 'arena.db'}"
+    run = ["tournament", "run", "--game", "risk", "--bots", "random,aggressive,defensive"]
+    run += ["--seats", "3", "--games-per-pairing", "1", "--workers", "0", "--db", db]
+    assert main([*run, "--option", "fixed-cards", "--option", "turn-limit=5"]) == 0
+    from arena.store import Store
+
+    store = Store(db)
+    try:
+        (tournament,) = store.tournaments()
+        assert tournament.options["cards"] == "fixed"
+    finally:
+        store.close()

@@ -210,17 +210,19 @@ class Game(ABC):
     max_players: int
     option_specs: tuple[OptionSpec, ...] = field(default=())
 
-    def parse_options(
-        self, options: Mapping[str, str | None], variants: Sequence[Any] = ()
-    ) -> dict[str, Any]:
-        """Turn ``name=value`` strings into typed values, refusing unknown names.
-
-        The game's own options and those of the chosen ``variants`` are known. A value of
-        None is a bare flag: ``name`` alone means ``name=on``, or the option it aliases.
-        """
+    def _specs(self, variants: Sequence[Any]) -> dict[str, OptionSpec]:
         specs = {spec.name: spec for spec in self.option_specs}
         for variant in variants:
             specs.update({spec.name: spec for spec in getattr(variant, "options", ())})
+        return specs
+
+    def resolve_flags(
+        self, options: Mapping[str, str | None], variants: Sequence[Any] = ()
+    ) -> dict[str, str]:
+        """The options as given, each bare flag (None) replaced by what it means:
+        ``name=on``, or the option and value it aliases. This is what a replay and a
+        tournament store (never a null); :meth:`parse_options` checks and types them."""
+        specs = self._specs(variants)
         aliases = {
             alias: (spec.name, value) for spec in specs.values() for alias, value in spec.aliases
         }
@@ -233,9 +235,23 @@ class Game(ABC):
                     value = "on"
                 elif name in specs:
                     raise ValueError(f"option {name} needs a value: {name}=VALUE")
+                else:
+                    value = "on"  # unknown: parse_options names it
             if name in given and given[name] != value:
                 raise ValueError(f"option {name} given twice: {given[name]} and {value}")
-            given[name] = value  # type: ignore[assignment]
+            given[name] = value
+        return given
+
+    def parse_options(
+        self, options: Mapping[str, str | None], variants: Sequence[Any] = ()
+    ) -> dict[str, Any]:
+        """Turn ``name=value`` strings into typed values, refusing unknown names.
+
+        The game's own options and those of the chosen ``variants`` are known. A value of
+        None is a bare flag: ``name`` alone means ``name=on``, or the option it aliases.
+        """
+        specs = self._specs(variants)
+        given = self.resolve_flags(options, variants)
         unknown = sorted(set(given) - set(specs))
         if unknown:
             raise ValueError(
