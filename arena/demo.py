@@ -1,7 +1,8 @@
 """The main job in one command (``make run``, or ``arena demo``).
 
-On a machine with no services: start a referee, register the example bots and start
-each as its own process that connects to the referee (the Node.js bot too, when Node
+On a machine with no services: start a referee, register the example bots (the first
+time only: their tokens stay beside the database for the next runs) and start each as
+its own process that connects to the referee (the Node.js bot too, when Node
 and its packages are there), play a short round robin of classic Risk and one of
 Stratego through the referee with a progress bar, print both leaderboards with their
 95% intervals, and stop everything. The database stays behind, so
@@ -22,6 +23,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from arena.store import HOUSE_PREFIX, Store
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE_BOT = ROOT / "bots" / "node" / "bot.js"
@@ -117,21 +120,59 @@ def start_referee(processes: Processes, db: str, organiser_key: str) -> str:
     raise RuntimeError("the referee did not start within 60 s")
 
 
-def connect_bots(processes: Processes, address: str, bots: list[DemoBot]) -> None:
-    """Register every bot (a new version if the name exists) and start its process;
-    return when all are connected."""
+def tokens_dir(db: str) -> Path | None:
+    """Where the demo keeps its bots' tokens: beside a database file (``arena.db`` keeps
+    them in ``arena.db.tokens/``); None for a database URL, which has no "beside"."""
+    return None if "://" in db else Path(db + ".tokens")
+
+
+def bot_token(store: Store, stub: Any, bot: DemoBot, kept: Path | None) -> tuple[str, str]:
+    """The bot id and token ``bot`` plays with: the token kept by an earlier run when this
+    store still knows it as that bot, else a new registration (kept for the next run).
+
+    Why tokens in files rather than new tokens for old versions: holding the token is
+    what proves a version is the demo's own. A bot of the same name that someone else
+    registered is never taken over, and a deleted database (its tokens dir left behind)
+    just registers afresh."""
+    from arena.cli import keep_secret
+    from arena.v1 import arena_pb2 as pb
+
+    path = kept / f"{bot.name}.token" if kept is not None else None
+    if path is not None and path.exists():
+        token = path.read_text().strip()
+        row = store.bot_by_token(token)
+        if row is not None and row.name == bot.name and not row.revoked:
+            return row.id, token
+    ids: list[str] = []
+
+    def register() -> str:
+        reply = stub.RegisterBot(pb.RegisterBotRequest(name=bot.name), timeout=10)
+        ids.append(reply.bot_id)
+        return str(reply.token)
+
+    token = register() if path is None else keep_secret(path, register)
+    return ids[0], token
+
+
+def connect_bots(
+    processes: Processes, address: str, bots: list[DemoBot], store: Store, kept: Path | None
+) -> None:
+    """Start every bot's process with its token (see :func:`bot_token`); return when all
+    are connected."""
     import grpc
 
     from arena.v1 import arena_pb2 as pb
     from arena.v1 import arena_pb2_grpc as pb_grpc
 
+    if kept is not None:
+        kept.mkdir(mode=0o700, exist_ok=True)  # the tokens in it are secrets
     with grpc.insecure_channel(address) as channel:
         stub = pb_grpc.ArenaServiceStub(channel)
         ids = {}
         for bot in bots:
-            reply = stub.RegisterBot(pb.RegisterBotRequest(name=bot.name), timeout=10)
-            ids[reply.bot_id] = bot.name
-            processes.start(bot.name, [*bot.command, "--referee", address, "--token", reply.token])
+            bot_id, token = bot_token(store, stub, bot, kept)
+            ids[bot_id] = bot.name
+            processes.start(bot.name, [*bot.command, "--referee", address, "--token", token])
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             listed = stub.ListBots(pb.ListBotsRequest(), timeout=10).bots
@@ -145,6 +186,20 @@ def connect_bots(processes: Processes, address: str, bots: list[DemoBot]) -> Non
     raise RuntimeError("the bots did not all connect within 60 s")
 
 
+def legend(entries: list[str]) -> str:
+    """What the labels of a demo leaderboard mean, one line each: a house bot plays inside
+    the referee, the others are processes, and a built-in bot may be there both ways."""
+    house = [e for e in entries if e.startswith(HOUSE_PREFIX)]
+    lines = [f"  {', '.join(house)} = built into Arena, played inside the referee"] if house else []
+    lines += [
+        f"  {e[len(HOUSE_PREFIX) :]} = the same bot, run as its own process"
+        for e in house
+        if e[len(HOUSE_PREFIX) :] in entries
+    ]
+    lines.append("  the others = bot processes connected over gRPC; @N = the registered version")
+    return "\n".join(lines)
+
+
 def run(
     db: str = "arena.db",
     risk_games: int = 6,
@@ -155,7 +210,6 @@ def run(
 ) -> int:
     """The whole demo; returns a process exit status."""
     from arena.cli import ProgressBar
-    from arena.store import Store
     from arena.tournament.executor import LocalExecutor, RefereeClient
     from arena.tournament.leaderboard import refresh, render
     from arena.tournament.runner import TournamentSpec, create_tournament, run_tournament
@@ -180,8 +234,13 @@ def run(
     try:
         address = start_referee(processes, db, organiser_key)
         say(f"referee on {address}; logs in {logs}")
-        connect_bots(processes, address, bots)
+        kept = tokens_dir(db)
+        connect_bots(processes, address, bots, store, kept)
         say(f"{len(bots)} bot processes connected: {', '.join(b.name for b in bots)}")
+        if kept is not None:
+            say(f"their tokens stay in {kept}: the next run on {db} plays the same versions")
+        else:
+            say("(with a database URL no token is kept: every run registers new bot versions)")
         tournaments = [
             TournamentSpec(
                 game="risk",
@@ -225,9 +284,10 @@ def run(
                         say(f"  {match_id}: {why.splitlines()[0] if why else '?'}")
         finally:
             executor.close()
-        for game, title in (("risk", "Risk (classic)"), ("stratego", "Stratego (classic)")):
+        for spec, title in zip(tournaments, ("Risk (classic)", "Stratego (classic)"), strict=True):
             say()
-            say(render(refresh(store, game, ""), f"leaderboard: {title}, every match in {db}"))
+            say(render(refresh(store, spec.game, ""), f"leaderboard: {title}, every match in {db}"))
+            say(legend(spec.bots))
         say()
         say(f"the results stay in {db}: `arena leaderboard --db {db}` shows them again")
         return 0

@@ -13,10 +13,12 @@ import time
 from pathlib import Path
 
 from arena import demo
+from arena.store import Store
 
 RISK_BOTS = {"aggressive@1", "defensive@1", "random@1", "node-random@1", "house:blitz@1"}
 STRATEGO_BOTS = {"random@1", "heuristic@1", "node-random@1", "house:heuristic@1"}
 ROW = re.compile(r"^\s*\d+\s+(\S+@\d+)\s")
+GAMES = re.compile(r"^\s*\d+\s+(\S+@\d+)\s+(\d+)\s")
 
 
 def session_processes(session: int) -> list[str]:
@@ -69,9 +71,9 @@ def board_bots(rows: list[str]) -> set[str]:
     return {m.group(1) for row in rows if (m := ROW.match(row))}
 
 
-def test_demo_runs_everything_and_leaves_nothing_running(tmp_path: Path) -> None:
-    assert demo.node_available() == "", "`make test` installs Node.js and bots/node's packages"
-    db = tmp_path / "arena.db"
+def run_demo(tmp_path: Path, db: Path) -> str:
+    """Run ``arena demo`` with its smallest settings on ``db`` as a user would; its output,
+    once it has ended with status 0 and left nothing running."""
     # the demo's logs go to a temporary directory: this test's
     env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONUNBUFFERED="1")
     out_path = tmp_path / "demo.out"
@@ -105,17 +107,52 @@ def test_demo_runs_everything_and_leaves_nothing_running(tmp_path: Path) -> None
         if child.poll() is None or session_processes(session):
             os.killpg(session, signal.SIGKILL)
             child.wait(timeout=10)
+    return output
+
+
+def demo_boards(output: str) -> tuple[list[str], list[str]]:
+    """The rows of the demo's Risk and Stratego leaderboards."""
+    tables = boards(output)
+    risk = next(rows for title, rows in tables.items() if title.startswith("leaderboard: Risk"))
+    stratego = next(
+        rows for title, rows in tables.items() if title.startswith("leaderboard: Stratego")
+    )
+    return risk, stratego
+
+
+def legends(output: str) -> list[list[str]]:
+    """The legend under each leaderboard: the indented lines right after its rows."""
+    found: list[list[str]] = []
+    state = ""  # what the previous line was: "row", "legend" or ""
+    for line in output.splitlines():
+        if ROW.match(line):
+            state = "row"
+        elif state and line.startswith("  ") and line.strip():
+            if state == "row":
+                found.append([])
+            found[-1].append(line.strip())
+            state = "legend"
+        else:
+            state = ""
+    return found
+
+
+def games_by_bot(rows: list[str]) -> dict[str, int]:
+    """Each row's label and number of games."""
+    return {m.group(1): int(m.group(2)) for row in rows if (m := GAMES.match(row))}
+
+
+def test_demo_runs_everything_and_leaves_nothing_running(tmp_path: Path) -> None:
+    assert demo.node_available() == "", "`make test` installs Node.js and bots/node's packages"
+    db = tmp_path / "arena.db"
+    output = run_demo(tmp_path, db)
 
     assert "sits this one out" not in output
     connected = "5 bot processes connected: aggressive, defensive, random, heuristic, node-random"
     assert connected in output
     assert re.search(r"tournament \w+ finished: 10/10 matches", output), output
     assert re.search(r"tournament \w+ finished: 6/6 matches", output), output
-    tables = boards(output)
-    risk = next(rows for title, rows in tables.items() if title.startswith("leaderboard: Risk"))
-    stratego = next(
-        rows for title, rows in tables.items() if title.startswith("leaderboard: Stratego")
-    )
+    risk, stratego = demo_boards(output)
     assert board_bots(risk) == RISK_BOTS
     assert board_bots(stratego) == STRATEGO_BOTS
     for row in risk + stratego:  # an Elo inside its interval
@@ -132,3 +169,51 @@ def test_demo_runs_everything_and_leaves_nothing_running(tmp_path: Path) -> None
     assert again.returncode == 0, again.stderr
     tables = boards(again.stdout)
     assert tables == {"risk (classic)": risk, "stratego (classic)": stratego}
+
+
+def test_later_demos_on_a_database_play_its_bot_versions_under_a_legend(tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    first = run_demo(tmp_path, db)
+    # the tokens that let the next run be the same bots are secrets: the owner's only
+    kept = tmp_path / "arena.db.tokens"
+    assert kept.stat().st_mode & 0o777 == 0o700
+    tokens = sorted(kept.iterdir())
+    assert [t.name for t in tokens] == sorted(
+        f"{name}.token"
+        for name in ("aggressive", "defensive", "random", "heuristic", "node-random")
+    )
+    assert all(t.stat().st_mode & 0o777 == 0o600 for t in tokens)
+    second = run_demo(tmp_path, db)
+
+    for before, after in zip(demo_boards(first), demo_boards(second), strict=True):
+        played = games_by_bot(before)
+        assert games_by_bot(after) == {label: 2 * games for label, games in played.items()}
+    risk, stratego = demo_boards(second)
+    assert (board_bots(risk), board_bots(stratego)) == (RISK_BOTS, STRATEGO_BOTS)
+    assert f"their tokens stay in {kept}: the next run on {db} plays the same versions" in second
+    # which entry is played inside the referee and which is a process, under each board
+    for output in (first, second):
+        risk_legend, stratego_legend = legends(output)
+        assert risk_legend == [
+            "house:blitz = built into Arena, played inside the referee",
+            "the others = bot processes connected over gRPC; @N = the registered version",
+        ]
+        assert stratego_legend == [
+            "house:heuristic = built into Arena, played inside the referee",
+            "heuristic = the same bot, run as its own process",
+            "the others = bot processes connected over gRPC; @N = the registered version",
+        ]
+
+    # a token file that this database does not accept as its bot (the database was
+    # deleted, or the version revoked) is replaced by a new registration
+    store = Store(str(db))
+    try:
+        assert store.revoke_bot(store.find_bot("aggressive@1").id)
+    finally:
+        store.close()
+    (kept / "random.token").write_text("arena_not-a-token\n")
+    third = run_demo(tmp_path, db)
+
+    risk, stratego = demo_boards(third)  # every match in the database: old versions too
+    assert board_bots(risk) == RISK_BOTS | {"aggressive@2", "random@2"}
+    assert board_bots(stratego) == STRATEGO_BOTS | {"random@2"}
