@@ -12,6 +12,7 @@ import json
 import time
 
 from arena.engine import replay
+from arena.engine.seeds import house_bot_seed
 
 SLOW_BOTS = "slow-aggressive,slow-defensive,slow-blitz"
 #: three bots, three seats: one match of a few seconds per game of the pairing
@@ -38,10 +39,15 @@ def test_a_worker_killed_whole_is_replaced_when_its_lease_lapses(cluster) -> Non
     run, tid = cluster.start_tournament(*SLOW, *FOUR, "--bots", SLOW_BOTS)
 
     def w1_mid_match():
+        # claimed is not yet begun: the match has begun once its bots are made (the
+        # play log names each bot's seed, which follows from the match's)
+        made = cluster.play_log.read_text() if cluster.play_log.exists() else ""
         for match_id in cluster.playing(w1):
             row = cluster.store.match(match_id)
             if row is not None and row.status == "running":
-                return row
+                seeds = {f"seed {house_bot_seed(row.seed, seat)}\n" for seat in range(3)}
+                if all(seed in made for seed in seeds):
+                    return row
         return None
 
     victim = cluster.wait(w1_mid_match, 60, "w1 to be in the middle of a match")

@@ -35,7 +35,9 @@ def test_a_locked_result_row_does_not_stop_the_other_matches(postgres_url: str) 
         store = Store(postgres_url)
         referee = Referee(store, RefereeConfig())
         try:
-            long = _match(referee, 1, 500)
+            # no turn limit: random bots play on far longer than the test (a 500-round
+            # match, about 15,000 decisions, once ended before the lock was released)
+            long = _match(referee, 1, 0)
             short = _match(referee, 2, 2)
             # another writer locks the short match's row until LOCKED_S has passed
             locked = threading.Event()
