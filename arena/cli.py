@@ -326,12 +326,12 @@ def _referee_replay(args: argparse.Namespace) -> str:
 
 def cmd_odds(args: argparse.Namespace) -> int:
     from arena.games.risk.dice import outcome_table
-    from arena.games.risk.odds import attack_probability
+    from arena.games.risk.odds import attack_chance
 
-    p = attack_probability(args.attackers, args.defenders)
+    p = attack_chance(args.attackers, args.defenders)
     print(
         f"{args.attackers} attacking armies against {args.defenders} defending: "
-        f"P(capture) = {float(p):.4f}"
+        f"P(capture) = {p:.4f}"
     )
     print("(attacking armies exclude the one that must stay behind; most dice every roll)")
     print()
