@@ -12,6 +12,7 @@ import subprocess
 import sys
 import uuid
 from importlib.metadata import version
+from pathlib import Path
 
 import pytest
 
@@ -190,9 +191,8 @@ def test_json_of_an_empty_store(tmp_path):
 
 
 def test_version_is_the_installed_packages():
-    done = subprocess.run(
-        [sys.executable, "-m", "arena.cli", "--version"], capture_output=True, text=True
-    )
+    arena = Path(sys.executable).with_name("arena")  # the console script pip installed
+    done = subprocess.run([arena, "--version"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"arena {version('arena')}\n"
 
