@@ -21,7 +21,7 @@ REFEREE_HELP = "the referee's address, HOST:PORT"
 DECISION_MS_HELP = "milliseconds a bot has for each decision (0: the referee's default)"
 TIME_BANK_MS_HELP = "milliseconds a bot may overrun its decisions by, in all, in one match"
 GAMES_PER_PAIRING_HELP = "matches each pairing (each set of bots at one table) plays"
-NAME_HELP = "the tournament's name (default: the game and the format)"
+NAME_HELP = "the tournament's name (default: the game with its format, or with --every)"
 TOURNAMENT_TIME_BANK_HELP = "a bot's time bank in each match, milliseconds (0: the referee's)"
 #: `arena compare` shows an Elo difference beyond this as "> +1000" (or "< -1000")
 ELO_SHOWN = 1000
