@@ -15,6 +15,16 @@ from arena.engine.core import IllegalAction
 from arena.engine.match import BotError, MatchRecord, play_match
 from arena.engine.seeds import HOUSE_SEED_HELP, fresh_seed, house_bot_seed, seed_argument
 
+VARIANT_HELP = "a variant (repeatable); see `arena variants`"
+OPTION_HELP = "a rule option NAME=VALUE, or a flag NAME (repeatable); see `arena variants`"
+REFEREE_HELP = "the referee's address, HOST:PORT"
+DECISION_MS_HELP = "milliseconds a bot has for each decision (0: the referee's default)"
+TIME_BANK_MS_HELP = "milliseconds a bot may overrun its decisions by, in all, in one match"
+GAMES_PER_PAIRING_HELP = "matches each pairing (each set of bots at one table) plays"
+NAME_HELP = "the tournament's name (default: the game with its format, or with --every)"
+TOURNAMENT_TIME_BANK_HELP = "a bot's time bank in each match, milliseconds (0: the referee's)"
+#: `arena compare` shows an Elo difference beyond this as "> +1000" (or "< -1000")
+ELO_SHOWN = 1000
 TOURNAMENT_SEED_HELP = (
     "the tournament seed, from which every match seed derives (default: a fresh secret one "
     "from the operating system)"
@@ -53,9 +63,24 @@ positive_float = _number(float, 1e-9, None, "a number of seconds above 0")
 port_number = _number(int, 0, 65535, "a port number from 0 (any free port) to 65535")
 
 
+class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """``--help`` shows every option's default, except where there is none to show (no
+    value, a switch that is off, an empty list) or its help already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        default = action.default
+        if default is None or default is False or default == [] or "default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
 class _Parser(argparse.ArgumentParser):
     """A usage error is one line (naming the command and where to read more), not the
-    whole usage text above it."""
+    whole usage text above it. Every command's help shows its options' defaults."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _DefaultsFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> Any:
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
@@ -326,12 +351,12 @@ def _referee_replay(args: argparse.Namespace) -> str:
 
 def cmd_odds(args: argparse.Namespace) -> int:
     from arena.games.risk.dice import outcome_table
-    from arena.games.risk.odds import attack_probability
+    from arena.games.risk.odds import attack_chance
 
-    p = attack_probability(args.attackers, args.defenders)
+    p = attack_chance(args.attackers, args.defenders)
     print(
         f"{args.attackers} attacking armies against {args.defenders} defending: "
-        f"P(capture) = {float(p):.4f}"
+        f"P(capture) = {p:.4f}"
     )
     print("(attacking armies exclude the one that must stay behind; most dice every roll)")
     print()
@@ -936,6 +961,8 @@ def cmd_tournament_show(args: argparse.Namespace) -> int:
     t = store.tournament(args.id)
     if t is None:
         raise ValueError(f"no tournament {args.id!r} in {args.db}")
+    if args.json:
+        return _tournament_json(store, t)
     counts = store.progress(t.id)
     total = sum(counts.values())
     print(f"tournament {t.id}: {t.name}")
@@ -973,6 +1000,36 @@ def cmd_tournament_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_json(document: Any) -> int:
+    """``--json``: one JSON document on stdout (infinite numbers, which JSON lacks, as null)."""
+    import orjson
+
+    print(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode())
+    return 0
+
+
+def _tournament_json(store: Any, t: Any) -> int:
+    """The web API's dict of the tournament (arena.web.data), and its seed: the text shows
+    it to whoever reads the store, where the web hides it until the tournament ends."""
+    from arena.web import data
+
+    return _print_json({**data.tournament(store, t.id), "seed": str(t.seed)})
+
+
+def _recurring_dict(r: Any) -> dict[str, Any]:
+    from arena.store.db import as_utc
+
+    return {
+        "recurring_id": r.id,
+        "name": r.name,
+        "every_s": r.every_s,
+        "next_run": as_utc(r.next_run).isoformat(timespec="seconds"),
+        "runs": r.runs,
+        "last_tournament_id": r.last_tournament_id,
+        "enabled": r.enabled,
+    }
+
+
 def _recurring_line(r: Any) -> str:
     state = "" if r.enabled else " (paused)"
     return (
@@ -998,6 +1055,11 @@ def _running_line(match: Any) -> str:
 
 def cmd_tournament_list(args: argparse.Namespace) -> int:
     store = _store(args, create=False)
+    if args.json:
+        from arena.web import data
+
+        recurring = [_recurring_dict(r) for r in store.recurring()]
+        return _print_json({"recurring": recurring, "tournaments": data.tournaments(store)})
     for r in store.recurring():
         print(_recurring_line(r))
     rows = store.tournaments()
@@ -1046,9 +1108,11 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     if args.game:
         wanted = variant_key(args.variant) if args.variant or not args.all_variants else None
         boards = [(g, v) for g, v in boards if g == args.game and (wanted is None or v == wanted)]
-        if not boards:
+        if not boards and not args.json:
             print(render([], _board_title(args.game, variant_key(args.variant))))
             return 0
+    if args.json:
+        return _leaderboards_json(store, boards)
     if not boards:
         print(f"no finished matches in {args.db} yet")
     for index, (game, variants) in enumerate(boards):
@@ -1056,6 +1120,26 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
             print()
         print(render(refresh(store, game, variants), _board_title(game, variants)))
     return 0
+
+
+def _leaderboards_json(store: Any, boards: Sequence[tuple[str, str]]) -> int:
+    """The web API's leaderboard dicts (arena.web.data), stored as the text's are."""
+    from arena.tournament.leaderboard import refresh
+    from arena.web import data
+
+    for game, variants in boards:
+        refresh(store, game, variants)
+    return _print_json({"boards": [data.leaderboard(store, g, v) for g, v in boards]})
+
+
+def _elo_shown(elo: float) -> str:
+    """An Elo difference for the text: beyond +-ELO_SHOWN (a perfect score's bound is
+    infinite) it reads "> +1000", never "inf"."""
+    if elo > ELO_SHOWN:
+        return f"> +{ELO_SHOWN}"
+    if elo < -ELO_SHOWN:
+        return f"< -{ELO_SHOWN}"
+    return f"{elo:+.0f}"
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -1078,6 +1162,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             wins += pa < pb
             draws += pa == pb
             losses += pa > pb
+    if args.json:
+        return _compare_json(args, a.label, b.label, (wins, draws, losses))
     print(f"{a.label} against {b.label} in {_board_title(args.game, variant_key(args.variant))}:")
     if not games:
         print("  they have not met in a finished match yet")
@@ -1086,7 +1172,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print(
         f"  {games} matches together; {a.label} placed ahead {wins}, level {draws}, behind {losses}"
     )
-    print(f"  Elo difference: {h.elo:+.0f} (95% interval {h.elo_low:+.0f} .. {h.elo_high:+.0f})")
+    print(
+        f"  Elo difference: {_elo_shown(h.elo)} "
+        f"(95% interval {_elo_shown(h.elo_low)} .. {_elo_shown(h.elo_high)})"
+    )
     print(f"  likelihood of superiority: {h.los:.1%} that {a.label} is the stronger")
     s = h.sprt
     print(
@@ -1096,8 +1185,41 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compare_json(args: argparse.Namespace, a: str, b: str, results: tuple[int, int, int]) -> int:
+    """What `arena compare` prints, as numbers; null where there is none (no match yet, or
+    an infinite Elo bound)."""
+    import dataclasses
+
+    from arena.ratings import head_to_head
+    from arena.store import variant_key
+
+    wins, draws, losses = results
+    h = head_to_head(wins, draws, losses, elo0=args.elo0, elo1=args.elo1) if sum(results) else None
+    return _print_json(
+        {
+            "a": a,
+            "b": b,
+            "game": args.game,
+            "variants": variant_key(args.variant),
+            "matches": sum(results),
+            "wins": wins,
+            "draws": draws,
+            "losses": losses,
+            "elo": h.elo if h else None,
+            "elo_low": h.elo_low if h else None,
+            "elo_high": h.elo_high if h else None,
+            "los": h.los if h else None,
+            "sprt": dataclasses.asdict(h.sprt) if h else None,
+        }
+    )
+
+
 def cmd_bots_list(args: argparse.Namespace) -> int:
     store = _store(args, create=False)
+    if args.json:
+        from arena.web.data import bot_versions
+
+        return _print_json({"bots": bot_versions(store)})
     rows = store.bots()
     if not rows:
         print(f"no bots in {args.db} yet: `arena bot register NAME` on a referee")
@@ -1152,12 +1274,33 @@ def bot_connection_arguments(parser: argparse.ArgumentParser) -> None:
         "where the first start keeps the token it registered (readable by its owner only)",
     )
     parser.add_argument("--key", help="the registration key, with --register-as")
-    parser.add_argument("--max-matches", type=positive_int, default=16)
+    parser.add_argument(
+        "--max-matches", type=positive_int, default=16, help="matches to play at once, at most"
+    )
     parser.add_argument("--matches", type=positive_int, default=None, help="stop after this many")
+
+
+def _installed_version() -> str:
+    """The installed package's version (its metadata), as pip shows it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("arena")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+def json_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON document instead of text (its shape: docs/tournaments.md)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="arena", description="AI bots play Risk and Stratego")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_installed_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     play = sub.add_parser("play", help="play one match between in-process bots")
@@ -1239,18 +1382,28 @@ def build_parser() -> argparse.ArgumentParser:
     variants.set_defaults(func=cmd_variants)
 
     ref = sub.add_parser("referee", help="run a referee that bots connect to")
-    ref.add_argument("--host", default="127.0.0.1")
-    ref.add_argument("--port", type=port_number, default=50051)
+    ref.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    ref.add_argument("--port", type=port_number, default=50051, help="port to listen on")
     ref.add_argument("--db", default="arena.db", help="SQLite file or database URL")
-    ref.add_argument("--decision-ms", type=positive_int, default=5000)
-    ref.add_argument("--time-bank-ms", type=non_negative_int, default=30000)
+    ref.add_argument(
+        "--decision-ms",
+        type=positive_int,
+        default=5000,
+        help="milliseconds a bot has for each decision, unless a match says otherwise",
+    )
+    ref.add_argument("--time-bank-ms", type=non_negative_int, default=30000, help=TIME_BANK_MS_HELP)
     ref.add_argument(
         "--grace",
         type=positive_float,
         default=10.0,
         help="seconds a disconnected bot has to come back",
     )
-    ref.add_argument("--max-strikes", type=positive_int, default=5)
+    ref.add_argument(
+        "--max-strikes",
+        type=positive_int,
+        default=5,
+        help="timeouts and refused actions after which a bot forfeits its match",
+    )
     ref.add_argument(
         "--idle-timeout",
         type=positive_float,
@@ -1284,7 +1437,7 @@ def build_parser() -> argparse.ArgumentParser:
     bot_sub = bot.add_subparsers(dest="bot_command", required=True)
     register = bot_sub.add_parser("register", help="register a bot; prints its token once")
     register.add_argument("name")
-    register.add_argument("--referee", default="127.0.0.1:50051")
+    register.add_argument("--referee", default="127.0.0.1:50051", help=REFEREE_HELP)
     register.add_argument("--key", help="the registration key, if registration is closed")
     register.add_argument(
         "--game", action="append", default=[], help="a game it plays (repeat; none: all)"
@@ -1309,24 +1462,26 @@ def build_parser() -> argparse.ArgumentParser:
     mrun.add_argument(
         "--players", required=True, help="registered bot names or house:NAME, in seat order"
     )
-    mrun.add_argument("--referee", default="127.0.0.1:50051")
+    mrun.add_argument("--referee", default="127.0.0.1:50051", help=REFEREE_HELP)
     mrun.add_argument(
         "--seed",
         type=seed_argument,
         default=None,
         help="the match seed (default: the referee draws a secret one)",
     )
-    mrun.add_argument("--variant", action="append", default=[])
-    mrun.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
-    mrun.add_argument("--decision-ms", type=non_negative_int, default=0)
-    mrun.add_argument("--organiser-key")
-    mrun.add_argument("--replay")
+    mrun.add_argument("--variant", action="append", default=[], help=VARIANT_HELP)
+    mrun.add_argument(
+        "--option", action="append", default=[], metavar="NAME=VALUE", help=OPTION_HELP
+    )
+    mrun.add_argument("--decision-ms", type=non_negative_int, default=0, help=DECISION_MS_HELP)
+    mrun.add_argument("--organiser-key", help="the referee's organiser key, if it has one")
+    mrun.add_argument("--replay", help="write the replay to this file (.gz compresses)")
     mrun.set_defaults(func=cmd_match_run)
     mwatch = match_sub.add_parser(
         "watch", help="print a live match's public events as they happen, then its result"
     )
     mwatch.add_argument("match_id")
-    mwatch.add_argument("--referee", default="127.0.0.1:50051")
+    mwatch.add_argument("--referee", default="127.0.0.1:50051", help=REFEREE_HELP)
     mwatch.add_argument("--organiser-key", help="shows the replay and seed at the end")
     mwatch.set_defaults(func=cmd_match_watch)
 
@@ -1362,23 +1517,29 @@ def build_parser() -> argparse.ArgumentParser:
     tour = sub.add_parser("tournament", help="run, resume and show tournaments")
     tour_sub = tour.add_subparsers(dest="tournament_command", required=True)
     trun = tour_sub.add_parser("run", help="create a tournament and play it")
-    trun.add_argument("--game")
-    trun.add_argument("--variant", action="append", default=[])
-    trun.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
+    trun.add_argument("--game", help="the game, e.g. risk (not with --resume)")
+    trun.add_argument("--variant", action="append", default=[], help=VARIANT_HELP)
+    trun.add_argument(
+        "--option", action="append", default=[], metavar="NAME=VALUE", help=OPTION_HELP
+    )
     trun.add_argument(
         "--bots",
         help="comma-separated: registered NAME or NAME@VERSION, house:NAME, or a house "
         "bot's NAME when no registered bot has it",
     )
     trun.add_argument("--seats", type=positive_int, default=2, help="players a match (default 2)")
-    trun.add_argument("--games-per-pairing", type=positive_int, default=1)
+    trun.add_argument(
+        "--games-per-pairing", type=positive_int, default=1, help=GAMES_PER_PAIRING_HELP
+    )
     trun.add_argument("--seed", type=seed_argument, default=None, help=TOURNAMENT_SEED_HELP)
     trun.add_argument("--challenger", help="play a gauntlet: this bot against the others")
-    trun.add_argument("--name")
+    trun.add_argument("--name", help=NAME_HELP)
     trun.add_argument(
         "--decision-ms", type=non_negative_int, default=0, help="0: the referee's default"
     )
-    trun.add_argument("--time-bank-ms", type=non_negative_int, default=0)
+    trun.add_argument(
+        "--time-bank-ms", type=non_negative_int, default=0, help=TOURNAMENT_TIME_BANK_HELP
+    )
     trun.add_argument("--resume", metavar="ID", help="resume this stopped tournament instead")
     run_options(trun)
     trun.set_defaults(func=cmd_tournament_run)
@@ -1391,19 +1552,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="a recurring tournament (--every 6h, run by Celery beat), or one queued for "
         "the Celery workers",
     )
-    tcreate.add_argument("--game", required=True)
-    tcreate.add_argument("--variant", action="append", default=[])
-    tcreate.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
+    tcreate.add_argument("--game", required=True, help="the game, e.g. risk")
+    tcreate.add_argument("--variant", action="append", default=[], help=VARIANT_HELP)
+    tcreate.add_argument(
+        "--option", action="append", default=[], metavar="NAME=VALUE", help=OPTION_HELP
+    )
     tcreate.add_argument(
         "--bots",
         help="the bots; with --every, house bots to add to every registered bot of the game",
     )
-    tcreate.add_argument("--seats", type=positive_int, default=2)
-    tcreate.add_argument("--games-per-pairing", type=positive_int, default=1)
+    tcreate.add_argument("--seats", type=positive_int, default=2, help="players a match")
+    tcreate.add_argument(
+        "--games-per-pairing", type=positive_int, default=1, help=GAMES_PER_PAIRING_HELP
+    )
     tcreate.add_argument("--seed", type=seed_argument, default=None, help=TOURNAMENT_SEED_HELP)
-    tcreate.add_argument("--name")
-    tcreate.add_argument("--decision-ms", type=non_negative_int, default=0)
-    tcreate.add_argument("--time-bank-ms", type=non_negative_int, default=0)
+    tcreate.add_argument("--name", help=NAME_HELP)
+    tcreate.add_argument("--decision-ms", type=non_negative_int, default=0, help=DECISION_MS_HELP)
+    tcreate.add_argument(
+        "--time-bank-ms", type=non_negative_int, default=0, help=TOURNAMENT_TIME_BANK_HELP
+    )
     tcreate.add_argument("--every", help="run again and again: 90s, 10m, 6h, 1d")
     tcreate.add_argument("--now", action="store_true", help="with --every: first run at once")
     db_option(tcreate)
@@ -1411,10 +1578,12 @@ def build_parser() -> argparse.ArgumentParser:
     tshow = tour_sub.add_parser("show", help="a tournament's state and standings")
     tshow.add_argument("id", help="the tournament id (a unique prefix will do)")
     tshow.add_argument("--matches", action="store_true", help="list every match")
+    json_option(tshow)
     db_option(tshow)
     tshow.set_defaults(func=cmd_tournament_show)
     tlist = tour_sub.add_parser("list", help="every tournament")
     db_option(tlist)
+    json_option(tlist)
     tlist.set_defaults(func=cmd_tournament_list)
     trec = tour_sub.add_parser(
         "recurring", help="pause, resume or delete a recurring tournament (--every)"
@@ -1432,19 +1601,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     board = sub.add_parser("leaderboard", help="ratings with 95%% intervals, per game/variants")
     board.add_argument("--game", help="one game (default: every game with results)")
-    board.add_argument("--variant", action="append", default=[])
+    board.add_argument("--variant", action="append", default=[], help=VARIANT_HELP)
     board.add_argument("--all-variants", action="store_true", help="every variant set of --game")
     db_option(board)
+    json_option(board)
     board.set_defaults(func=cmd_leaderboard)
 
     compare = sub.add_parser("compare", help="two bots head to head: Elo, LOS, SPRT")
-    compare.add_argument("a")
-    compare.add_argument("b")
-    compare.add_argument("--game", required=True)
-    compare.add_argument("--variant", action="append", default=[])
+    compare.add_argument("a", help="a bot, NAME or NAME@VERSION")
+    compare.add_argument("b", help="the bot it is compared with")
+    compare.add_argument("--game", required=True, help="the game, e.g. risk")
+    compare.add_argument("--variant", action="append", default=[], help=VARIANT_HELP)
     compare.add_argument("--elo0", type=float, default=0.0, help="SPRT H0 (default 0)")
     compare.add_argument("--elo1", type=float, default=10.0, help="SPRT H1 (default 10)")
     db_option(compare)
+    json_option(compare)
     compare.set_defaults(func=cmd_compare)
 
     demo = sub.add_parser(
@@ -1464,14 +1635,17 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=cmd_demo)
 
     health = sub.add_parser("health", help="is a referee serving? (exit status 0 if so)")
-    health.add_argument("--referee", default="127.0.0.1:50051")
-    health.add_argument("--timeout", type=positive_float, default=5.0)
+    health.add_argument("--referee", default="127.0.0.1:50051", help=REFEREE_HELP)
+    health.add_argument(
+        "--timeout", type=positive_float, default=5.0, help="seconds to wait for an answer"
+    )
     health.set_defaults(func=cmd_health)
 
     bots = sub.add_parser("bots", help="bots in the store")
     bots_sub = bots.add_subparsers(dest="bots_command", required=True)
     blist = bots_sub.add_parser("list", help="every bot version, registered and house")
     db_option(blist)
+    json_option(blist)
     blist.set_defaults(func=cmd_bots_list)
 
     web = sub.add_parser("web", help="the leaderboards, bots, tournaments and matches in a browser")

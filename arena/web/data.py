@@ -391,6 +391,11 @@ def bots(store: Store) -> list[dict[str, Any]]:
     ]
 
 
+def bot_versions(store: Store) -> list[dict[str, Any]]:
+    """Every bot version (``arena bots list --json``), as :func:`bot` lists them."""
+    return [{**_version(row), "bot_id": row.id} for row in store.bots()]
+
+
 def _version(row: BotRow) -> dict[str, Any]:
     return {
         "label": row.label,

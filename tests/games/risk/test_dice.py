@@ -12,7 +12,7 @@ import pytest
 
 from arena.cli import main
 from arena.games.risk.dice import compare, decode_outcome, outcome_table
-from arena.games.risk.odds import attack_probability
+from arena.games.risk.odds import MOST_CELLS, attack_chance, attack_probability
 from arena.games.risk.state import RiskState
 from arena.plugins import load_registry
 
@@ -254,3 +254,50 @@ def test_cli_odds_10_v_10(capsys):
     assert round(float(match.group(1)), 3) == 0.568
     assert "2890/7776" in out
     assert "15/36" in out and "55/216" in out and "855/1296" in out
+
+
+def test_attack_chance_is_attack_probability_in_floats():
+    for attackers in range(0, 40):
+        for defenders in range(1, 40):
+            exact = float(attack_probability(attackers, defenders))
+            assert attack_chance(attackers, defenders) == pytest.approx(exact, rel=1e-12, abs=1e-15)
+
+
+def test_attack_chance_for_large_armies_by_closed_form():
+    """One defender, or one attacker: one die against one or two, a closed form (as above)."""
+    big = 1000
+    one_v_one = 15 / 36
+    assert attack_chance(big, 1) == pytest.approx(
+        1 - (441 / 1296) ** (big - 2) * (91 / 216) * (1 - one_v_one)
+    )
+    assert attack_chance(1, big) == pytest.approx((55 / 216) ** (big - 1) * one_v_one, rel=1e-9)
+
+
+def _by_rows(attackers: int, defenders: int) -> float:
+    """The plain recursion, in floats, one row of attackers at a time: slow, but simple
+    enough to check attack_chance's diagonals against where the fractions take minutes."""
+    tables = {
+        (a, d): [(al, dl, float(p)) for (al, dl), p in outcome_table(a, d).items()]
+        for a in (1, 2, 3)
+        for d in (1, 2)
+    }
+    rows = [[1.0] + [0.0] * defenders]
+    for a in range(1, attackers + 1):
+        row = [1.0]
+        for d in range(1, defenders + 1):
+            table = tables[min(3, a), min(2, d)]
+            row.append(sum(p * (row if al == 0 else rows[a - al])[d - dl] for al, dl, p in table))
+        rows.append(row)
+    return rows[attackers][defenders]
+
+
+def test_cli_odds_1000_v_1000(capsys):
+    """The command answers at once (docs/benchmarks.md); its answer is the recursion's."""
+    assert main(["odds", "1000", "1000"]) == 0
+    found = re.search(r"P\(capture\) = ([0-9.]+)", capsys.readouterr().out)
+    assert found and found.group(1) == f"{_by_rows(1000, 1000):.4f}" == "0.9989"
+
+
+def test_attack_chance_refuses_a_table_too_large_to_hold():
+    with pytest.raises(ValueError, match="at most 25,000,000 attackers x defenders"):
+        attack_chance(MOST_CELLS, 2)
