@@ -888,11 +888,18 @@ def _run_and_report(args: argparse.Namespace, store: Any, tournament: Any) -> in
     from arena.tournament.runner import run_tournament
 
     progress = None if args.quiet else ProgressBar()
+    _remember_run(args, store, tournament)
+    resume = f"`arena tournament resume {tournament.id}`"
+    if args.organiser_key:  # never stored: the resume needs it again
+        resume = (
+            f"`arena tournament resume {tournament.id} --organiser-key KEY` "
+            "(the key is not stored; ARENA_ORGANISER_KEY in the environment will do too)"
+        )
     executor = _executor(args, store)
     try:
         summary = run_tournament(store, tournament.id, executor, progress=progress)
     except KeyboardInterrupt:
-        print(f"\nstopped: resume with `arena tournament resume {tournament.id}`", file=sys.stderr)
+        print(f"\nstopped: resume with {resume}", file=sys.stderr)
         return 130
     finally:
         executor.close()
@@ -903,13 +910,35 @@ def _run_and_report(args: argparse.Namespace, store: Any, tournament: Any) -> in
     for match_id, why in sorted(summary.errors.items())[:10]:
         print(f"  not played: {match_id}: {why.splitlines()[0] if why else '?'}")
     if summary.status != "finished":
-        print(f"resume with: arena tournament resume {summary.tournament_id}")
+        print(f"resume with: {resume}")
     variants = variant_key(tournament.variants)
     rows = compute(store, tournament.game, variants, tournament_id=tournament.id)
     title = _board_title(tournament.game, variants)
     print()
     print(render(rows, f"tournament {tournament.id}: {title}"))
     return 0 if summary.status == "finished" else 1
+
+
+def _remember_run(args: argparse.Namespace, store: Any, tournament: Any) -> None:
+    """Settle how the tournament is played and store it (the key only as a yes or no):
+    what a resume does not name is played as the last run played it."""
+    if tournament.executor:
+        args.executor = args.executor or tournament.executor
+        args.workers = tournament.workers if args.workers is None else args.workers
+        args.referee = args.referee or tournament.referee
+    args.executor = args.executor or ("celery" if os.environ.get("ARENA_BROKER_URL") else "local")
+    args.workers = (os.cpu_count() or 1) if args.workers is None else args.workers
+    args.organiser_key = args.organiser_key or os.environ.get("ARENA_ORGANISER_KEY", "")
+    keyed = tournament.organiser_key and args.referee == tournament.referee
+    if keyed and not args.organiser_key:
+        raise ValueError(
+            f"tournament {tournament.id} plays through the referee {args.referee}, which "
+            "needs the organiser key: give it with --organiser-key KEY or ARENA_ORGANISER_KEY "
+            "(it is never stored)"
+        )
+    store.set_tournament_run(
+        tournament.id, args.executor, args.workers, args.referee, bool(args.organiser_key)
+    )
 
 
 def cmd_tournament_run(args: argparse.Namespace) -> int:
@@ -1496,20 +1525,26 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--workers",
             type=non_negative_int,
-            default=os.cpu_count() or 1,
-            help="worker processes for matches of house bots (default: one a core; "
-            "0: in this process)",
+            default=None,
+            help="worker processes for matches of house bots (default: one a core, or on "
+            "a resume as many as the last run; 0: in this process)",
         )
         p.add_argument(
-            "--referee", help="HOST:PORT of the referee where the registered bots connect"
+            "--referee",
+            help="HOST:PORT of the referee where the registered bots connect "
+            "(default on a resume: the last run's)",
         )
-        p.add_argument("--organiser-key", help="the referee's organiser key, if it has one")
+        p.add_argument(
+            "--organiser-key",
+            help="the referee's organiser key, if it has one (default: $ARENA_ORGANISER_KEY; "
+            "never stored, so a resume needs it again)",
+        )
         p.add_argument(
             "--executor",
             choices=("local", "celery"),
-            default="celery" if os.environ.get("ARENA_BROKER_URL") else "local",
+            default=None,
             help="local: worker processes here (default); celery: the Celery workers "
-            "(default when ARENA_BROKER_URL is set)",
+            "(default when ARENA_BROKER_URL is set); on a resume: the last run's",
         )
         p.add_argument("--quiet", action="store_true", help="no progress bar")
         db_option(p)

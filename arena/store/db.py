@@ -813,6 +813,22 @@ class Store:
             if status == "finished":
                 row.finished = now()
 
+    def set_tournament_run(
+        self,
+        tournament_id: str,
+        executor: str,
+        workers: int | None,
+        referee: str | None,
+        organiser_key: bool,
+    ) -> None:
+        """Remember how a tournament is played, for its resume (never the key itself)."""
+        with self.session() as s, s.begin():
+            row = s.get(TournamentRow, tournament_id)
+            if row is None:
+                raise KeyError(f"no tournament {tournament_id}")
+            row.executor, row.workers = executor, workers
+            row.referee, row.organiser_key = referee, organiser_key
+
     def tournament_matches(
         self, tournament_id: str, statuses: Sequence[str] | None = None
     ) -> list[MatchRow]:

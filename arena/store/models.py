@@ -33,6 +33,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -95,6 +96,15 @@ class TournamentRow(Base):
     seed: Mapped[int] = mapped_column(BigInteger)
     decision_ms: Mapped[int] = mapped_column(Integer, default=0)
     time_bank_ms: Mapped[int] = mapped_column(Integer, default=0)
+    #: how the command line plays it, so that a resume plays the rest the same way:
+    #: "local" or "celery" (none: never run from the command line)
+    executor: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    #: the local executor's worker processes
+    workers: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    #: HOST:PORT of the referee where its connected bots play
+    referee: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    #: whether that referee was given an organiser key (the key itself is never stored)
+    organiser_key: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     #: created, running, stopped, finished
     status: Mapped[str] = mapped_column(String(16), default="created")
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)

@@ -336,11 +336,13 @@ class LocalExecutor(Executor):
             fill()
 
     def close(self) -> None:
+        if self.referee is not None:
+            # first: a run stopped (Ctrl-C) does not wait for the matches in flight, whose
+            # calls this ends; the referee plays them on and writes their results itself
+            self.referee.close()
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
         if self._threads is not None:
             self._threads.shutdown(wait=True, cancel_futures=True)
             self._threads = None
-        if self.referee is not None:
-            self.referee.close()

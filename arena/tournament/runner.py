@@ -302,17 +302,21 @@ def run_tournament(
     stop = stop or threading.Event()
 
     counted: set[str] = set()  # matches this run has counted as finished
+    in_play: set[str] = set()  # in-process matches started by this run, without outcome
 
     def on_start(job: MatchJob) -> None:
-        # a referee marks the matches it plays itself (attempts, running); in-process
-        # matches are marked here
+        # a referee marks the matches it plays itself (attempts, running) and writes
+        # their results to its store, even after this run is gone; in-process matches
+        # are marked here
         if not job.remote:
             store.start_match(job.match_id, job.game, [s.label for s in job.seats])
+            in_play.add(job.match_id)
 
     def on_outcome(job: MatchJob, outcome: Outcome) -> None:
         if job.match_id in counted:
             return  # a duplicated delivery of a result counted already: it counts once
         attempts[job.match_id] = attempts.get(job.match_id, 0) + 1
+        in_play.discard(job.match_id)
         # a referee that shares the store has written a result already: this write is
         # then a no-op (idempotent by match id), and a finished job is never re-run
         store.record_result(outcome)
@@ -345,6 +349,9 @@ def run_tournament(
     except KeyboardInterrupt:
         interrupted = True
     finally:
+        # this run's processes die with it: their matches are not "running" any more
+        for match_id in in_play:
+            store.record_result(Outcome(match_id, "aborted", error="stopped before its end"))
         left = store.progress(tournament_id)
         complete = left.get("finished", 0) == total
         summary.finished = left.get("finished", 0)

@@ -10,6 +10,8 @@ every scheduled match finished exactly once, seats with places, replays that ver
 from __future__ import annotations
 
 import json
+import shlex
+import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,6 +20,7 @@ from typing import Any
 import grpc
 import pytest
 
+from arena.cli import main
 from arena.engine.replay import from_json, verify
 from arena.store import Store
 from arena.tournament.leaderboard import compute
@@ -132,6 +135,79 @@ def test_cli_round_robin_with_bot_processes(database_url, referee_factory, spawn
     for row in rows:
         line = next(line for line in output.splitlines() if f" {row.label} " in line)
         assert f"{row.elo_low:.0f}..{row.elo_high:.0f}" in line, line
+
+
+def test_a_cli_run_stopped_by_ctrl_c_is_resumed_through_its_referee(
+    database_url, referee_factory, spawn, tmp_path, monkeypatch, capsys
+):
+    """Ctrl-C on ``arena tournament run --referee``: the referee plays the matches in
+    flight to their end and writes them to the shared store (``show`` tells it, none
+    stays running); ``arena tournament resume ID`` as printed, given the organiser key
+    again (never stored), plays the rest through the same referee, each match once."""
+    monkeypatch.delenv("ARENA_ORGANISER_KEY", raising=False)
+    monkeypatch.delenv("ARENA_BROKER_URL", raising=False)
+    ref = referee_factory(db=database_url, organiser_key=KEY, decision_ms=2000)
+    modules = {"a": "aggressive", "b": "random_bot", "c": "defensive", "d": "aggressive"}
+    for name, module in modules.items():
+        spawn.module_bot(ref, module, name)
+    ref.wait_connected(*modules)
+    options = [arg for name, value in QUICK_RISK.items() for arg in ("--option", f"{name}={value}")]
+    # every 3 of the 5 bots 3 times: 30 matches, more than the run keeps in flight at once
+    # (17): some wait their turn
+    run = spawn.cli(
+        tmp_path,
+        "tournament-run",
+        *("tournament", "run", "--db", database_url, "--referee", ref.address),
+        *("--organiser-key", KEY, "--game", "risk", "--bots", "a,b,c,d,house:blitz"),
+        *("--seats", "3", "--games-per-pairing", "3", *options, "--quiet", "--workers", "0"),
+    )
+    with open_store(database_url) as store:
+
+        def some_finished() -> bool:
+            assert run.alive(), run.stderr()[-3000:]
+            rows = store.tournaments()
+            return bool(rows) and store.progress(rows[0].id).get("finished", 0) >= 1
+
+        poll(some_finished, TOURNAMENT_TIMEOUT, "a first finished match")
+        run.popen.send_signal(signal.SIGINT)
+        assert run.wait(timeout=TOURNAMENT_TIMEOUT) == 130, run.stderr()[-3000:]
+        (tournament,) = store.tournaments()
+        printed = f"`arena tournament resume {tournament.id} --organiser-key KEY`"
+        assert f"stopped: resume with {printed}" in run.stderr()
+        assert KEY not in run.stdout() + run.stderr()
+        row = store.tournament(tournament.id)
+        assert (row.executor, row.workers, row.referee) == ("local", 0, ref.address)
+        assert row.organiser_key is True  # that one was given; the key is nowhere in the row
+        assert KEY not in repr([getattr(row, c.key) for c in row.__mapper__.column_attrs])
+
+        # what is still running is so at the referee, which finishes it and counts it
+        def none_running() -> bool:
+            return not store.tournament_matches(tournament.id, statuses=["running"])
+
+        poll(none_running, TOURNAMENT_TIMEOUT, "the referee to end the matches in flight")
+        finished = store.progress(tournament.id)["finished"]
+        assert 1 <= finished < 30
+        assert set(store.progress(tournament.id)) <= {"finished", "pending"}
+    assert main(["tournament", "show", tournament.id, "--db", database_url]) == 0
+    shown = capsys.readouterr().out
+    assert "running now" not in shown
+    assert f"{finished} finished" in shown and "(of 30)" in shown
+
+    # the key is not stored: a resume without it says so in one line and plays nothing
+    assert main(["tournament", "resume", tournament.id, "--db", database_url]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--organiser-key" in err and ref.address in err and len(err.splitlines()) == 1
+
+    command = shlex.split(printed.strip("`").replace("KEY", KEY))
+    assert command[:4] == ["arena", "tournament", "resume", tournament.id]
+    resume = spawn.cli(tmp_path, "tournament-resume", *command[1:], "--db", database_url)
+    code = resume.wait(timeout=TOURNAMENT_TIMEOUT)
+    output = resume.stdout()
+    assert code == 0, f"exit {code}\n{output}\n{resume.stderr()[-3000:]}"
+    assert f"30/30 matches finished ({30 - finished} in this run)" in output
+    with open_store(database_url) as store:
+        assert store.tournament(tournament.id).status == "finished"
+        assert len(assert_played_once(store, tournament.id, seats=3)) == 30
 
 
 # --- the organiser's gRPC calls ------------------------------------------------------

@@ -217,6 +217,32 @@ def test_ctrl_c_leaves_the_tournament_stopped_and_resumable(sqlite_store):
     assert len(rest.calls) == 8
 
 
+def test_ctrl_c_marks_the_in_process_matches_in_play_aborted_not_running(sqlite_store):
+    tournament = create_tournament(sqlite_store, RISK)
+
+    class InterruptedMidMatch(Scripted):
+        """Starts three matches (the pool would be playing them), then Ctrl-C."""
+
+        def run(self, jobs, on_outcome, stop=None, on_start=None):
+            for job in list(jobs)[:3]:
+                on_start(job)
+                self.calls.append(job.match_id)
+            assert len(sqlite_store.tournament_matches(tournament.id, ["running"])) == 3
+            raise KeyboardInterrupt
+
+    executor = InterruptedMidMatch()
+    with pytest.raises(KeyboardInterrupt):
+        run_tournament(sqlite_store, tournament.id, executor)
+    assert sqlite_store.progress(tournament.id) == Counter(pending=9, aborted=3)
+    for match_id in executor.calls:
+        match = sqlite_store.match(match_id)
+        assert (match.status, match.error) == ("aborted", "stopped before its end")
+
+    rest = Scripted()
+    assert run_tournament(sqlite_store, tournament.id, rest).status == "finished"
+    assert len(rest.calls) == 12
+
+
 def test_a_tournament_is_found_by_a_unique_prefix_and_an_unknown_one_is_a_key_error(
     sqlite_store,
 ):
