@@ -58,20 +58,48 @@ def upgrade(engine: Engine) -> None:
     with engine.connect() as connection:
         if current(connection) == target:
             return
-    with _lock(engine), engine.begin() as connection:
+    with (
+        _lock(engine),
+        engine.connect() as connection,
+        _foreign_keys_off(connection),
+        connection.begin(),
+    ):
         if current(connection) == target:  # another process did it while we waited
             return
         newer = current(connection)
         if newer is not None and not _known(newer):
             raise RuntimeError(
-                f"the database is at schema revision {newer}, which this version of Arena "
-                "does not know: it was written by a newer Arena; upgrade Arena"
+                f"the database is at schema revision {newer}, which this version of "
+                "Arena does not know: it was written by a newer Arena; upgrade Arena"
             )
         from alembic import command
 
         config = _config()
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
+        if connection.dialect.name == "sqlite":
+            broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+            if broken:
+                raise RuntimeError(f"the migration broke references: {broken[:3]}")
+
+
+@contextlib.contextmanager
+def _foreign_keys_off(connection: Connection) -> Iterator[None]:
+    """SQLite: foreign keys off while the schema changes, as SQLite's own procedure for
+    altering a table says. Alembic's batch mode rebuilds a table by copy, drop and
+    rename; with foreign keys on, dropping the old table deletes through ON DELETE CASCADE
+    every row that refers to it (a tournament's matches, their seats and replays). The
+    pragma has no effect inside a transaction, so it is set before one begins."""
+    if connection.dialect.name != "sqlite":
+        yield
+        return
+    connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+    connection.commit()
+    try:
+        yield
+    finally:
+        connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+        connection.commit()
 
 
 def _known(revision: str) -> bool:

@@ -120,3 +120,63 @@ def test_the_migrations_are_one_line_of_revisions_from_the_initial_schema_to_the
     assert line[-1] == "0001"
     assert line[0] == migrate.head()
     assert line == sorted(line, reverse=True)  # numbered in order, no branches
+
+
+COUNTED = ("tournaments", "tournament_entries", "matches", "seats", "replays", "bots")
+
+
+def _counts(url: str) -> dict[str, int]:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as connection:
+            return {
+                t: connection.execute(text(f"SELECT count(*) FROM {t}")).scalar() for t in COUNTED
+            }
+    finally:
+        engine.dispose()
+
+
+def test_upgrading_an_sqlite_store_keeps_every_row(tmp_path):
+    """Alembic's batch mode rebuilds an SQLite table (copy, drop, rename); with foreign
+    keys on, dropping the old `tournaments` deleted every match of it, with their seats
+    and replays, through ON DELETE CASCADE (seen: a demo database upgraded empty)."""
+    from alembic import command
+    from sqlalchemy import create_engine
+
+    from arena.tournament.executor import LocalExecutor
+    from arena.tournament.runner import TournamentSpec, create_tournament, run_tournament
+
+    url = f"sqlite:///{tmp_path / 'arena.db'}"
+    store = Store(url)
+    spec = TournamentSpec(
+        game="risk",
+        bots=["random", "aggressive", "defensive"],
+        seats=3,
+        games_per_pairing=2,
+        options={"turn-limit": "20"},
+        seed=3,
+    )
+    tournament = create_tournament(store, spec)
+    assert run_tournament(store, tournament.id, LocalExecutor(workers=0)).status == "finished"
+    store.close()
+    before = _counts(url)
+    assert before["matches"] == 2 and before["seats"] == 6 and before["replays"] == 2
+
+    # back to the schema of the first Arena with tournaments (a plain connection: foreign
+    # keys off, so that going down loses nothing either), then open it as a user would
+    plain = create_engine(url)
+    with plain.begin() as connection:
+        config = migrate._config()
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0002")
+    plain.dispose()
+    assert _counts(url) == before
+
+    Store(url).close()  # migrates to the head
+    assert _counts(url) == before
+    engine = make_engine(url)
+    with engine.connect() as connection:
+        assert migrate.current(connection) == migrate.head()
+        # and the connections of the store enforce foreign keys again
+        assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    engine.dispose()
