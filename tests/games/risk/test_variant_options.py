@@ -370,5 +370,6 @@ def test_cli_plays_variants_with_options(capsys: pytest.CaptureFixture[str], tmp
     assert main(["replay", "verify", str(path)]) == 0
     data = json.loads(path.read_text())
     assert data["variants"] == ["neutral"]
-    assert data["options"] == {"defender-dice": "choose", "fixed-cards": None}
+    # the bare flag is stored as what it means: never a null (docs/replay-format.md)
+    assert data["options"] == {"defender-dice": "choose", "cards": "fixed"}
     assert any(e["e"] == "battle" and "def_dice" in e for s in data["steps"] for e in s[2])
