@@ -20,11 +20,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.store import HOUSE_PREFIX, Store
+
+if TYPE_CHECKING:
+    from arena.tournament.runner import Progress
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE_BOT = ROOT / "bots" / "node" / "bot.js"
@@ -134,7 +138,7 @@ def bot_token(store: Store, stub: Any, bot: DemoBot, kept: Path | None) -> tuple
     what proves a version is the demo's own. A bot of the same name that someone else
     registered is never taken over, and a deleted database (its tokens dir left behind)
     just registers afresh."""
-    from arena.cli import keep_secret
+    from arena.sdk.tokens import keep_secret
     from arena.v1 import arena_pb2 as pb
 
     path = kept / f"{bot.name}.token" if kept is not None else None
@@ -205,11 +209,11 @@ def run(
     risk_games: int = 6,
     stratego_games: int = 6,
     workers: int = 2,
-    quiet: bool = False,
+    progress: Callable[[], Callable[[Progress], None]] | None = None,
     out: Any = None,
 ) -> int:
-    """The whole demo; returns a process exit status."""
-    from arena.cli import ProgressBar
+    """The whole demo; returns a process exit status. ``progress`` makes each
+    tournament's progress display (none: no display)."""
     from arena.tournament.executor import LocalExecutor, RefereeClient
     from arena.tournament.leaderboard import refresh, render
     from arena.tournament.runner import TournamentSpec, create_tournament, run_tournament
@@ -273,7 +277,7 @@ def run(
                     store,
                     tournament.id,
                     executor,
-                    progress=None if quiet else ProgressBar(),
+                    progress=None if progress is None else progress(),
                 )
                 say(
                     f"tournament {tournament.id} {summary.status}: "

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.cli import ELO_SHOWN, build_parser, main
+from arena.cli import build_parser, main
+from arena.cli.leaderboard import ELO_SHOWN
 from arena.store import Outcome, Store
 
 RUN = ["tournament", "run", "--game", "risk", "--bots", "aggressive,defensive,random"]

@@ -460,7 +460,7 @@ def main(bot: type[Bot] | Callable[[MatchContext], Any], argv: Sequence[str] | N
     import argparse
     import sys
 
-    from arena.cli import bot_connection_arguments, play_as_process
+    from arena.cli.bot import bot_connection_arguments, play_as_process
 
     name = getattr(bot, "__name__", "bot")
     parser = argparse.ArgumentParser(description=f"run {name} against an arena referee")

@@ -119,6 +119,11 @@ def refresh(store: Store, game: str, variants: str = "") -> list[BoardRow]:
     return rows
 
 
+def board_title(game: str, variants: str) -> str:
+    """A board's title: its game and variant set (``risk (missions, neutral)``)."""
+    return f"{game} ({variants.replace('+', ', ') if variants else 'classic'})"
+
+
 def render(rows: list[BoardRow], title: str) -> str:
     """The leaderboard as a fixed-width table."""
     if not rows:

@@ -19,7 +19,7 @@ from sqlalchemy import func, select
 from arena.ratings import fit, pairwise
 from arena.store import BotRow, MatchRow, SeatRow, Store, TournamentRow, variant_key
 from arena.store.db import as_utc
-from arena.tournament.leaderboard import BoardRow, compute
+from arena.tournament.leaderboard import BoardRow, board_title, compute
 from arena.web import visibility
 
 CLASSIC = "classic"  # the URL segment of the variant set "" (the classic game)
@@ -50,11 +50,6 @@ def board_key(segment: str) -> str:
 
 def board_segment(variants: str) -> str:
     return variants or CLASSIC
-
-
-def board_title(game: str, variants: str) -> str:
-    """As ``arena leaderboard`` titles a board."""
-    return f"{game} ({variants.replace('+', ', ') if variants else 'classic'})"
 
 
 def _time(moment: datetime | None) -> str | None:

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from arena.cli import parse_duration
+from arena.cli.tournament import parse_duration
 from arena.store import Claim, Outcome, RecurringRow, Store
 from arena.store.db import CREATING_S
 from arena.tournament.runner import TournamentSpec, create_tournament

@@ -1,0 +1,135 @@
+"""What the commands share of their command lines: the parser, value types that refuse
+bad input in one line, common options and their help texts, and opening the store."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+VARIANT_HELP = "a variant (repeatable); see `arena variants`"
+OPTION_HELP = "a rule option NAME=VALUE, or a flag NAME (repeatable); see `arena variants`"
+REFEREE_HELP = "the referee's address, HOST:PORT"
+DECISION_MS_HELP = "milliseconds a bot has for each decision (0: the referee's default)"
+TIME_BANK_MS_HELP = "milliseconds a bot may overrun its decisions by, in all, in one match"
+GAMES_PER_PAIRING_HELP = "matches each pairing (each set of bots at one table) plays"
+NAME_HELP = "the tournament's name (default: the game with its format, or with --every)"
+TOURNAMENT_TIME_BANK_HELP = "a bot's time bank in each match, milliseconds (0: the referee's)"
+
+TOURNAMENT_SEED_HELP = (
+    "the tournament seed, from which every match seed derives (default: a fresh secret one "
+    "from the operating system)"
+)
+
+
+def _parse_options(pairs: Sequence[str]) -> dict[str, str | None]:
+    """``NAME=VALUE`` pairs; a bare ``NAME`` is a flag (None), resolved by the game."""
+    options: dict[str, str | None] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not name:
+            raise ValueError(f"--option {pair!r}: expected NAME=VALUE or a flag NAME")
+        options[name] = value if sep else None
+    return options
+
+
+def _number(kind: type, least: float, most: float | None, expected: str) -> Callable[[str], Any]:
+    """An argparse type: a number from ``least`` (to ``most``), else one clear line."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or value < least or (most is not None and value > most):
+            raise argparse.ArgumentTypeError(f"{text!r}: expected {expected}")
+        return value
+
+    return parse
+
+
+positive_int = _number(int, 1, None, "a whole number, 1 or more")
+non_negative_int = _number(int, 0, None, "a whole number, 0 or more")
+positive_float = _number(float, 1e-9, None, "a number of seconds above 0")
+port_number = _number(int, 0, 65535, "a port number from 0 (any free port) to 65535")
+
+
+class DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """``--help`` shows every option's default, except where there is none to show (no
+    value, a switch that is off, an empty list) or its help already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        default = action.default
+        if default is None or default is False or default == [] or "default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
+class Parser(argparse.ArgumentParser):
+    """A usage error is one line (naming the command and where to read more), not the
+    whole usage text above it. Every command's help shows its options' defaults."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", DefaultsFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def stored_options(args: argparse.Namespace) -> dict[str, str]:
+    """``--option`` pairs as a replay or a tournament keeps them: every bare flag replaced
+    by what it means (``name=on``, or the option it aliases), never a null. A game this
+    installation does not know is left to whoever plays it (a bare flag becomes ``on``)."""
+    from arena.plugins import load_registry
+
+    options = _parse_options(args.option)
+    registry = load_registry()
+    try:
+        game = registry.game(args.game)
+        variants = registry.resolve_variants(args.game, args.variant)
+    except (KeyError, ValueError):
+        return {k: "on" if v is None else v for k, v in options.items()}
+    registry.check_options(args.game, options, variants)
+    return game.resolve_flags(options, variants)
+
+
+def open_store(args: argparse.Namespace, create: bool = True) -> Any:
+    """``create`` off for commands that only read: they make no empty database."""
+    from arena.store import Store
+
+    return Store(args.db, create=create)
+
+
+def check_game(game: str, variants: Sequence[str] = ()) -> None:
+    """An unknown game or variant is refused, not shown as an empty table."""
+    from arena.plugins import load_registry
+
+    registry = load_registry()
+    registry.game(game)
+    registry.resolve_variants(game, variants)
+
+
+def json_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON document instead of text (its shape: docs/tournaments.md)",
+    )
+
+
+def db_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        default=os.environ.get("ARENA_DB", "arena.db"),
+        help="SQLite file or database URL (default: $ARENA_DB or arena.db)",
+    )
+
+
+def rule_options(parser: argparse.ArgumentParser) -> None:
+    """--variant and --option, repeatable."""
+    parser.add_argument("--variant", action="append", default=[], help=VARIANT_HELP)
+    parser.add_argument(
+        "--option", action="append", default=[], metavar="NAME=VALUE", help=OPTION_HELP
+    )

@@ -1,0 +1,268 @@
+"""``arena referee``, ``arena health`` and ``arena match``: a referee, whether it serves,
+and matches run or watched on it."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from arena.cli.args import (
+    DECISION_MS_HELP,
+    REFEREE_HELP,
+    TIME_BANK_MS_HELP,
+    non_negative_int,
+    port_number,
+    positive_float,
+    positive_int,
+    rule_options,
+    stored_options,
+)
+from arena.engine.seeds import seed_argument
+
+
+def cmd_referee(args: argparse.Namespace) -> int:
+    import asyncio
+    import logging
+
+    from arena.referee.server import RefereeConfig, check_port_free, serve
+    from arena.store import Store
+
+    check_port_free(args.host, args.port)  # before the store (and its log) is opened
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    # Alembic names each of its plugins at INFO on every migration: noise to an operator
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
+    config = RefereeConfig(
+        idle_timeout_s=args.idle_timeout,
+        max_queued_bytes=args.max_queued_bytes,
+        decision_ms=args.decision_ms,
+        time_bank_ms=args.time_bank_ms,
+        grace_s=args.grace,
+        max_strikes=args.max_strikes,
+        open_registration=not args.registration_key,
+        registration_key=args.registration_key or "",
+        organiser_key=args.organiser_key or "",
+        tournament_workers=args.tournament_workers,
+    )
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: serve() has shut down cleanly
+        asyncio.run(
+            serve(
+                f"{args.host}:{args.port}",
+                Store(args.db),
+                config,
+                shutdown_grace_s=args.shutdown_grace,
+            )
+        )
+    return 0
+
+
+def arena_stub(address: str) -> Any:
+    import grpc
+
+    from arena.v1 import arena_pb2_grpc
+
+    return arena_pb2_grpc.ArenaServiceStub(grpc.insecure_channel(address))
+
+
+def organiser_metadata(key: str | None) -> list[tuple[str, str]]:
+    """The call metadata that shows a referee its organiser key (none without a key)."""
+    return [("authorization", f"Bearer {key}")] if key else []
+
+
+def cmd_match_run(args: argparse.Namespace) -> int:
+    import grpc
+
+    from arena.v1 import arena_pb2 as pb
+
+    request = pb.RunMatchRequest(
+        game=args.game,
+        variants=args.variant,
+        options=stored_options(args),
+        players=[p.strip() for p in args.players.split(",")],
+        seed=args.seed,
+        wait=True,
+        decision_ms=args.decision_ms,
+    )
+    metadata = organiser_metadata(args.organiser_key)
+    try:
+        reply = arena_stub(args.referee).RunMatch(request, metadata=metadata)
+    except grpc.RpcError as exc:
+        raise ValueError(f"{args.referee}: {exc.details()}") from None
+    info = reply.match
+    _print_match_info(info)
+    if args.replay and info.replay_json:
+        with open(args.replay, "w") as f:
+            f.write(info.replay_json)
+        print(f"replay: {args.replay}")
+    return 0
+
+
+def _print_match_info(info: Any) -> None:
+    """How a match ended (a ``MatchInfo``): result, seed if shown, places, forfeits."""
+    print(f"match {info.match_id}: {info.status}, {info.result.reason}: {info.result.detail}")
+    if info.HasField("seed"):  # the organiser's, once the match has ended
+        print(f"  seed {info.seed}")
+    for seat, name in enumerate(info.players):
+        place = info.result.places[seat] if seat < len(info.result.places) else "-"
+        print(f"  seat {seat}: {name} place {place}")
+    for forfeit in info.result.forfeits:
+        print(f"  seat {forfeit.seat} forfeited: {forfeit.why}")
+
+
+#: event fields that hold a seat
+SEAT_FIELDS = ("p", "by")
+
+
+def event_line(event: dict[str, Any], players: Sequence[str]) -> str:
+    """One public event as a line: who, what, and its fields (seats named)."""
+    import json
+
+    def seat(value: Any) -> str:
+        if isinstance(value, int) and 0 <= value < len(players):
+            return f"{players[value]} (seat {value})"
+        return str(value)
+
+    fields = {k: v for k, v in event.items() if k not in ("e", "p")}
+    details = " ".join(
+        f"{k}={seat(v) if k in SEAT_FIELDS else json.dumps(v, separators=(',', ':'))}"
+        for k, v in fields.items()
+    )
+    who = f"{seat(event['p'])}: " if "p" in event else ""
+    return f"{who}{event.get('e', '?')} {details}".rstrip()
+
+
+def cmd_match_watch(args: argparse.Namespace) -> int:
+    """Print a live match's public events as they happen, then how it ended."""
+    import json
+
+    import grpc
+
+    from arena.v1 import arena_pb2 as pb
+
+    metadata = organiser_metadata(args.organiser_key)
+    stub = arena_stub(args.referee)
+    try:
+        info = stub.GetMatch(pb.GetMatchRequest(match_id=args.match_id), timeout=30)
+        players = list(info.players)
+        seats = ", ".join(f"{seat}:{name}" for seat, name in enumerate(players))
+        print(f"match {args.match_id}: {info.game}, seats {seats}", flush=True)
+        stream = stub.WatchMatch(pb.WatchMatchRequest(match_id=args.match_id), metadata=metadata)
+        for message in stream:
+            if message.HasField("finished"):
+                _print_match_info(message.finished)
+                return 0
+            for text in message.events.events_json:
+                print(event_line(json.loads(text), players), flush=True)
+    except grpc.RpcError as exc:
+        raise ValueError(f"{args.referee}: {exc.details()}") from None
+    except KeyboardInterrupt:
+        return 130  # the watcher's choice: no traceback, no message
+    raise ValueError(f"{args.referee}: the stream of match {args.match_id} ended before the match")
+
+
+def cmd_health(args: argparse.Namespace) -> int:
+    """Exit 0 when the referee's gRPC health service says SERVING."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    try:
+        with grpc.insecure_channel(args.referee) as channel:
+            reply = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=""), timeout=args.timeout
+            )
+    except grpc.RpcError as exc:
+        print(f"{args.referee}: {exc.code().name}", file=sys.stderr)
+        return 1
+    status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+    print(f"{args.referee}: {status}")
+    return 0 if reply.status == health_pb2.HealthCheckResponse.SERVING else 1
+
+
+def add_parsers(sub: Any) -> None:
+    ref = sub.add_parser("referee", help="run a referee that bots connect to")
+    ref.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    ref.add_argument("--port", type=port_number, default=50051, help="port to listen on")
+    ref.add_argument("--db", default="arena.db", help="SQLite file or database URL")
+    ref.add_argument(
+        "--decision-ms",
+        type=positive_int,
+        default=5000,
+        help="milliseconds a bot has for each decision, unless a match says otherwise",
+    )
+    ref.add_argument("--time-bank-ms", type=non_negative_int, default=30000, help=TIME_BANK_MS_HELP)
+    ref.add_argument(
+        "--grace",
+        type=positive_float,
+        default=10.0,
+        help="seconds a disconnected bot has to come back",
+    )
+    ref.add_argument(
+        "--max-strikes",
+        type=positive_int,
+        default=5,
+        help="timeouts and refused actions after which a bot forfeits its match",
+    )
+    ref.add_argument(
+        "--idle-timeout",
+        type=positive_float,
+        default=10.0,
+        help="seconds a connection may carry no stream, or a stream no Hello (default 10)",
+    )
+    ref.add_argument(
+        "--max-queued-bytes",
+        type=positive_int,
+        default=8 << 20,
+        help="bytes that may wait for a bot that does not read before its stream ends "
+        "(default 8 MiB)",
+    )
+    ref.add_argument(
+        "--shutdown-grace",
+        type=positive_float,
+        default=10.0,
+        help="on SIGTERM/SIGINT, seconds matches in flight get to finish",
+    )
+    ref.add_argument("--registration-key", help="close registration: bots need this key")
+    ref.add_argument("--organiser-key", help="needed to run matches and revoke bots")
+    ref.add_argument(
+        "--tournament-workers",
+        type=positive_int,
+        default=1,
+        help="processes for the house-bot matches of tournaments it plays (default 1)",
+    )
+    ref.set_defaults(func=cmd_referee)
+
+    match = sub.add_parser("match", help="matches on a referee")
+    match_sub = match.add_subparsers(dest="match_command", required=True)
+    mrun = match_sub.add_parser("run", help="run one match and wait for its result")
+    mrun.add_argument("game")
+    mrun.add_argument(
+        "--players", required=True, help="registered bot names or house:NAME, in seat order"
+    )
+    mrun.add_argument("--referee", default="127.0.0.1:50051", help=REFEREE_HELP)
+    mrun.add_argument(
+        "--seed",
+        type=seed_argument,
+        default=None,
+        help="the match seed (default: the referee draws a secret one)",
+    )
+    rule_options(mrun)
+    mrun.add_argument("--decision-ms", type=non_negative_int, default=0, help=DECISION_MS_HELP)
+    mrun.add_argument("--organiser-key", help="the referee's organiser key, if it has one")
+    mrun.add_argument("--replay", help="write the replay to this file (.gz compresses)")
+    mrun.set_defaults(func=cmd_match_run)
+    mwatch = match_sub.add_parser(
+        "watch", help="print a live match's public events as they happen, then its result"
+    )
+    mwatch.add_argument("match_id")
+    mwatch.add_argument("--referee", default="127.0.0.1:50051", help=REFEREE_HELP)
+    mwatch.add_argument("--organiser-key", help="shows the replay and seed at the end")
+    mwatch.set_defaults(func=cmd_match_watch)
+
+    health = sub.add_parser("health", help="is a referee serving? (exit status 0 if so)")
+    health.add_argument("--referee", default="127.0.0.1:50051", help=REFEREE_HELP)
+    health.add_argument(
+        "--timeout", type=positive_float, default=5.0, help="seconds to wait for an answer"
+    )
+    health.set_defaults(func=cmd_health)
