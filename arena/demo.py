@@ -23,12 +23,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from arena.store import HOUSE_PREFIX, Store
-
-if TYPE_CHECKING:
-    from arena.tournament.runner import Progress
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE_BOT = ROOT / "bots" / "node" / "bot.js"
@@ -209,11 +206,12 @@ def run(
     risk_games: int = 6,
     stratego_games: int = 6,
     workers: int = 2,
-    progress: Callable[[], Callable[[Progress], None]] | None = None,
+    progress: Callable[[], Any] | None = None,
     out: Any = None,
 ) -> int:
     """The whole demo; returns a process exit status. ``progress`` makes each
-    tournament's progress display (none: no display)."""
+    tournament's progress display: a context manager called with the runner's
+    ``Progress`` after each result, or None (no display)."""
     from arena.tournament.executor import LocalExecutor, RefereeClient
     from arena.tournament.leaderboard import refresh, render
     from arena.tournament.runner import TournamentSpec, create_tournament, run_tournament
@@ -273,12 +271,9 @@ def run(
                 total = sum(store.progress(tournament.id).values())
                 say()
                 say(f"{spec.name}: {len(spec.bots)} bots, {spec.seats} seats, {total} matches")
-                summary = run_tournament(
-                    store,
-                    tournament.id,
-                    executor,
-                    progress=None if progress is None else progress(),
-                )
+                display = progress() if progress is not None else None
+                with display or contextlib.nullcontext():
+                    summary = run_tournament(store, tournament.id, executor, progress=display)
                 say(
                     f"tournament {tournament.id} {summary.status}: "
                     f"{summary.finished}/{summary.total} matches"

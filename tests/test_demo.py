@@ -71,14 +71,14 @@ def board_bots(rows: list[str]) -> set[str]:
     return {m.group(1) for row in rows if (m := ROW.match(row))}
 
 
-def run_demo(tmp_path: Path, db: Path) -> str:
-    """Run ``arena demo`` with its smallest settings on ``db`` as a user would; its output,
-    once it has ended with status 0 and left nothing running."""
+def run_demo(tmp_path: Path, db: Path, *extra: str) -> str:
+    """Run ``arena demo`` with its smallest settings (and ``extra``) on ``db`` as a user
+    would; its output, once it has ended with status 0 and left nothing running."""
     # the demo's logs go to a temporary directory: this test's
     env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONUNBUFFERED="1")
     out_path = tmp_path / "demo.out"
     command = [sys.executable, "-m", "arena.cli", "demo", "--risk-games", "1"]
-    command += ["--stratego-games", "1", "--db", str(db), "--quiet"]
+    command += ["--stratego-games", "1", "--db", str(db), "--quiet", *extra]
     with out_path.open("wb") as out:
         child = subprocess.Popen(
             command,
@@ -145,9 +145,17 @@ def games_by_bot(rows: list[str]) -> dict[str, int]:
 def test_demo_runs_everything_and_leaves_nothing_running(tmp_path: Path) -> None:
     assert demo.node_available() == "", "`make test` installs Node.js and bots/node's packages"
     db = tmp_path / "arena.db"
-    output = run_demo(tmp_path, db)
+    output = run_demo(tmp_path, db, "-v")
 
     assert "sits this one out" not in output
+    # -v: a line per game, Risk's in turns, Stratego's in moves
+    games = re.findall(
+        r"^game (\d+)/(\d+): .+ 1st, .+ \([a-z ]+, \d+ (turns|moves)\)$", output, re.M
+    )
+    risk_games = [(int(n), unit) for n, total, unit in games if total == "10"]
+    stratego_games = [(int(n), unit) for n, total, unit in games if total == "6"]
+    assert risk_games == [(n, "turns") for n in range(1, 11)], output
+    assert stratego_games == [(n, "moves") for n in range(1, 7)], output
     connected = "5 bot processes connected: aggressive, defensive, random, heuristic, node-random"
     assert connected in output
     assert re.search(r"tournament \w+ finished: 10/10 matches", output), output

@@ -133,3 +133,14 @@ def rule_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--option", action="append", default=[], metavar="NAME=VALUE", help=OPTION_HELP
     )
+
+
+def progress_options(parser: argparse.ArgumentParser) -> None:
+    """--quiet and -v, for commands that play tournaments."""
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="a line per finished game: its bots by place, how it ended, how long it went",
+    )

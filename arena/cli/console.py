@@ -7,44 +7,166 @@ import os
 import sys
 from typing import Any
 
+#: seconds between two status lines when the output is not a terminal (a log)
+LOG_EVERY_S = 5.0
+#: seconds between two fits of the standings behind the leader a display shows
+LEADER_EVERY_S = 1.0
 
-class ProgressBar:
-    """One line redrawn in place on a terminal; a line now and then in a log."""
 
-    def __init__(self, stream: Any = None, width: int = 30) -> None:
+class TournamentProgress:
+    """A tournament's progress on stdout, called with the runner's ``Progress`` after each
+    result. On a terminal, a bar (rich) that fits its width, redrawn in place with the
+    matches played, the time and the leader so far; in a log, a plain line every few
+    seconds and one at the end, with no control codes. ``verbose`` adds a line per
+    finished game, as cutechess-cli prints them (:func:`game_line`).
+
+    The leader is ranked by the function that orders the final table
+    (``Progress.leader``), so the last one shown is the table's first. Use it as a
+    context manager: leaving it draws the last state and ends the bar."""
+
+    def __init__(self, verbose: bool = False, bar: bool = True, console: Any = None) -> None:
+        from rich.console import Console
+
+        self.console = console or Console(highlight=False)
+        self.verbose = verbose
+        self.bar = bar
+        self.live = bar and self.console.is_terminal
+        self._bar: Any = None
+        self._task: Any = None
+        self._state: Any = None
+        self._leader = ""
+        self._leader_at = self._line_at = float("-inf")
+
+    def __enter__(self) -> TournamentProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __call__(self, state: Any) -> None:
         import time
 
-        self.stream = stream or sys.stderr
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.width = width
-        self._last = 0.0
-        self._clock = time.monotonic
+        self._state = state
+        now = time.monotonic()
+        done = state.finished >= state.total
+        if done or now - self._leader_at >= LEADER_EVERY_S:
+            self._leader, self._leader_at = leader_text(state), now
+        if self.live:
+            self._draw(state)  # first: the game's line is printed above the bar as it is now
+        outcome = state.outcome
+        if self.verbose and outcome is not None and outcome.status == "finished":
+            self.console.out(game_line(state), highlight=False)
+        if not self.live and self.bar and (done or now - self._line_at >= LOG_EVERY_S):
+            self._line_at = now
+            self.console.out(status_line(state, self._leader, now), highlight=False)
 
-    def __call__(self, progress: Any) -> None:
-        now = self._clock()
-        done = progress.finished >= progress.total
-        if not self.tty and not done and now - self._last < 5.0:
-            return
-        self._last = now
-        filled = self.width * progress.finished // max(progress.total, 1)
-        bar = "#" * filled + "." * (self.width - filled)
-        elapsed = now - progress.started
-        rate = (progress.finished or 1) / max(elapsed, 1e-9)
-        left = (progress.total - progress.finished) / rate if progress.finished else 0
-        leader = ""
-        if progress.live:
-            best = max(progress.live, key=progress.live.__getitem__)
-            leader = f"  leader {best} ({progress.live[best]:.0f})"
-        problems = f"  {progress.problems} retried/failed" if progress.problems else ""
-        line = (
-            f"[{bar}] {progress.finished}/{progress.total} matches"
-            f"  {elapsed:.0f}s elapsed, ~{left:.0f}s left{problems}{leader}"
+    def _draw(self, state: Any) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
         )
-        if self.tty:
-            self.stream.write("\r" + line[:160].ljust(160) + ("\n" if done else ""))
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
+        from rich.table import Column
+
+        if self._bar is None:
+            # the bar and the status share what the counts and times leave of the width,
+            # a third and two thirds; a status too long is cut short ("..."), not wrapped
+            self._bar = Progress(
+                BarColumn(bar_width=None, table_column=Column(ratio=1)),
+                MofNCompleteColumn(),
+                TextColumn("matches"),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                TextColumn(
+                    "{task.fields[status]}",
+                    markup=False,
+                    table_column=Column(no_wrap=True, overflow="ellipsis", ratio=2),
+                ),
+                console=self.console,
+                expand=True,
+            )
+            self._task = self._bar.add_task("", total=state.total, status="")
+            self._bar.start()
+        problems = f"{state.problems} retried/failed  " if state.problems else ""
+        self._bar.update(
+            self._task, completed=state.finished, total=state.total, status=problems + self._leader
+        )
+
+    def close(self) -> None:
+        """Draw the last state, the leader fitted on every result, and end the bar."""
+        state = self._state
+        if state is not None:
+            self._leader = leader_text(state)
+            if self._bar is not None:
+                self._draw(state)
+            elif self.bar and state.finished < state.total:  # not in the log yet
+                import time
+
+                self.console.out(status_line(state, self._leader, time.monotonic()))
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+
+def tournament_display(args: Any) -> TournamentProgress | None:
+    """The progress display that ``--quiet`` and ``-v`` ask for (none: neither a bar nor
+    game lines)."""
+    if args.quiet and not args.verbose:
+        return None
+    return TournamentProgress(verbose=args.verbose, bar=not args.quiet)
+
+
+def leader_text(state: Any) -> str:
+    leader = state.leader()
+    return f"leader {leader[0]} ({leader[1]:.0f})" if leader else ""
+
+
+def status_line(state: Any, leader: str, now: float) -> str:
+    """A tournament's progress as one plain line (for a log)."""
+    elapsed = now - state.started
+    rate = (state.finished or 1) / max(elapsed, 1e-9)
+    left = (state.total - state.finished) / rate if state.finished else 0
+    problems = f"  {state.problems} retried/failed" if state.problems else ""
+    line = (
+        f"{state.finished}/{state.total} matches  {elapsed:.0f} s elapsed, ~{left:.0f} s left"
+        f"{problems}"
+    )
+    return f"{line}  {leader}" if leader else line
+
+
+def game_line(state: Any) -> str:
+    """The match that just finished, as cutechess-cli shows a game: its number, the bots
+    best first with their places, how it ended and how long it went ("game 12/60: blitz
+    1st, aggressive 2nd, random 3rd (victory, 54 turns)")."""
+    from arena.engine.core import ordinal
+
+    job, outcome = state.job, state.outcome
+    seats = sorted(range(len(outcome.places)), key=lambda seat: outcome.places[seat])
+    placed = ", ".join(f"{job.seats[s].label} {ordinal(outcome.places[s])}" for s in seats)
+    how = outcome.reason.replace("_", " ")
+    length = match_length(outcome.replay) if outcome.replay else ""
+    return f"game {state.finished}/{state.total}: {placed} ({how}{', ' + length if length else ''})"
+
+
+def match_length(replay: str) -> str:
+    """How long a match went, from its replay text: Risk in turns (its ``turn`` events),
+    Stratego in moves (``move`` and ``strike`` events: a move onto a piece)."""
+    import orjson
+
+    turns = moves = 0
+    for step in orjson.loads(replay).get("steps", ()):
+        for event in step[2]:
+            kind = event.get("e")
+            if kind == "turn":
+                turns = event["turn"]
+            elif kind in ("move", "strike"):
+                moves += 1
+    if turns:
+        return f"{turns} turns"
+    return f"{moves} moves" if moves else ""
 
 
 def print_json(document: Any) -> int:

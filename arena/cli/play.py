@@ -7,10 +7,14 @@ import argparse
 import os
 import sys
 import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from arena.cli.args import (
+    TIME_BANK_MS_HELP,
+    non_negative_int,
     open_store,
     port_number,
     positive_float,
@@ -83,9 +87,28 @@ def _summary(rec: MatchRecord) -> str:
 REMOTE = "remote:"
 
 
+@dataclass(frozen=True)
+class Conduct:
+    """How a seat behaved: its strikes for illegal moves (a decision whose actions were
+    refused until the referee played the default), its timeouts, and why it forfeited
+    (empty if it did not). In-process bots have none: an illegal move stops the match."""
+
+    strikes: int = 0
+    timeouts: int = 0
+    forfeit: str = ""
+
+
+def _conduct_lines(names: Sequence[str], conduct: Sequence[Conduct]) -> list[str]:
+    lines = ["strikes (illegal moves), timeouts and forfeits:"]
+    for seat, (name, c) in enumerate(zip(names, conduct, strict=True)):
+        forfeit = f"forfeited: {c.forfeit}" if c.forfeit else "no forfeit"
+        lines.append(f"  seat {seat} {name}: {c.strikes} strikes, {c.timeouts} timeouts, {forfeit}")
+    return lines
+
+
 def _play_with_remote_bots(
     args: argparse.Namespace, names: list[str], options: dict[str, str], seed: int
-) -> MatchRecord:
+) -> tuple[MatchRecord, list[Conduct]]:
     """Start a referee here, wait for the remote bots to connect, play, and stop."""
     import asyncio
 
@@ -93,9 +116,10 @@ def _play_with_remote_bots(
     from arena.store import Store
     from arena.v1 import arena_pb2 as pb
 
-    async def play() -> MatchRecord:
+    async def play() -> tuple[MatchRecord, list[Conduct]]:
         with tempfile.TemporaryDirectory() as tmp:
-            referee = Referee(Store(f"{tmp}/play.db"), RefereeConfig(decision_ms=args.decision_ms))
+            config = RefereeConfig(decision_ms=args.decision_ms, time_bank_ms=args.time_bank_ms)
+            referee = Referee(Store(f"{tmp}/play.db"), config)
             server, port = await start_server(referee, f"127.0.0.1:{args.port}")
             try:
                 players = []
@@ -125,15 +149,20 @@ def _play_with_remote_bots(
                 record = match.full_record()
                 record.players = names
                 record.final_state = match.state
-                return record
+                # a timeout is a strike too, in the referee's count
+                conduct = [
+                    Conduct(seat.strikes - seat.timeouts, seat.timeouts, seat.forfeit_why)
+                    for seat in match.seats
+                ]
+                return record, conduct
             finally:
                 await referee.shutdown(grace_s=1)
                 await server.stop(grace=1)
 
-    rec = asyncio.run(play())
+    rec, conduct = asyncio.run(play())
     if rec.result is None:
         raise ValueError("the match was aborted")
-    return rec
+    return rec, conduct
 
 
 def _in_process_players(
@@ -190,11 +219,13 @@ def cmd_play(args: argparse.Namespace) -> int:
                 "a bot file plays in process only, not with remote: seats; run it as a "
                 "process (python NAME.py --referee ... --token ...) as remote:NAME"
             )
-        rec = _play_with_remote_bots(args, names, options, seed)
+        rec, conduct = _play_with_remote_bots(args, names, options, seed)
     else:
         players, names = _in_process_players(registry, args, names, seed, options)
         rec = play_match(game, players, seed, options, variants, names=names)
+        conduct = [Conduct()] * len(names)
     print(_summary(rec))
+    print("\n".join(_conduct_lines(rec.players, conduct)))
     if args.board:
         picture = game.render(rec.final_state)
         print(picture if picture else f"({args.game} has no board picture)")
@@ -358,6 +389,12 @@ def add_parsers(sub: Any) -> None:
         type=positive_int,
         default=5000,
         help="with remote:NAME players: the per-decision deadline",
+    )
+    play.add_argument(
+        "--time-bank-ms",
+        type=non_negative_int,
+        default=30000,
+        help="with remote:NAME players: " + TIME_BANK_MS_HELP,
     )
     play.add_argument("--replay", help="write the replay to this file (.gz compresses)")
     rule_options(play)

@@ -4,6 +4,7 @@ tournaments, and pause, resume or delete recurring ones."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from typing import Any
@@ -19,10 +20,11 @@ from arena.cli.args import (
     non_negative_int,
     open_store,
     positive_int,
+    progress_options,
     rule_options,
     stored_options,
 )
-from arena.cli.console import ProgressBar, print_json
+from arena.cli.console import print_json, tournament_display
 from arena.engine.seeds import seed_argument
 
 
@@ -125,7 +127,6 @@ def _run_and_report(args: argparse.Namespace, store: Any, tournament: Any) -> in
     from arena.tournament.leaderboard import board_title, compute, render
     from arena.tournament.runner import run_tournament
 
-    progress = None if args.quiet else ProgressBar()
     _remember_run(args, store, tournament)
     resume = f"`arena tournament resume {tournament.id}`"
     if args.organiser_key:  # never stored: the resume needs it again
@@ -134,8 +135,10 @@ def _run_and_report(args: argparse.Namespace, store: Any, tournament: Any) -> in
             "(the key is not stored; ARENA_ORGANISER_KEY in the environment will do too)"
         )
     executor = _executor(args, store)
+    display = tournament_display(args)
     try:
-        summary = run_tournament(store, tournament.id, executor, progress=progress)
+        with display or contextlib.nullcontext():
+            summary = run_tournament(store, tournament.id, executor, progress=display)
     except KeyboardInterrupt:
         print(f"\nstopped: resume with {resume}", file=sys.stderr)
         return 130
@@ -389,7 +392,7 @@ def add_parsers(sub: Any) -> None:
             help="local: worker processes here (default); celery: the Celery workers "
             "(default when ARENA_BROKER_URL is set); on a resume: the last run's",
         )
-        p.add_argument("--quiet", action="store_true", help="no progress bar")
+        progress_options(p)
         db_option(p)
 
     tour = sub.add_parser("tournament", help="run, resume and show tournaments")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from arena.cli.args import db_option, port_number, positive_int
-from arena.cli.console import ProgressBar
+from arena.cli.args import db_option, port_number, positive_int, progress_options
+from arena.cli.console import tournament_display
 
 
 def cmd_web(args: argparse.Namespace) -> int:
@@ -30,7 +30,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         risk_games=args.risk_games,
         stratego_games=args.stratego_games,
         workers=args.workers,
-        progress=None if args.quiet else ProgressBar,
+        progress=lambda: tournament_display(args),
     )
 
 
@@ -54,6 +54,6 @@ def add_parsers(sub: Any) -> None:
     demo.add_argument(
         "--workers", type=positive_int, default=2, help="processes for house-bot matches"
     )
-    demo.add_argument("--quiet", action="store_true", help="no progress bar")
+    progress_options(demo)
     db_option(demo)
     demo.set_defaults(func=cmd_demo)

@@ -90,6 +90,12 @@ class Result:
         return cls(EndReason(data["reason"]), tuple(data["places"]), data.get("detail", ""))
 
 
+def ordinal(place: int) -> str:
+    """A place as it is said: 1st, 2nd, 3rd, 4th, ... 11th, 12th, 13th, ... 21st."""
+    suffix = "th" if 10 <= place % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(place % 10, "th")
+    return f"{place}{suffix}"
+
+
 class Decision:
     """What the player to move must decide now, with its legal options.
 

@@ -53,7 +53,10 @@ class Seat:
     label: str
     bot_id: str | None = None
     house: Any = None
+    #: decisions replaced by the default (refused actions or a timeout): a strike each
     strikes: int = 0
+    #: of those, the timeouts
+    timeouts: int = 0
     bank_ms: int = 0
     forfeit_why: str = ""
 
@@ -160,6 +163,7 @@ class LiveMatch:
             try:
                 action = await self._ask(state, seat_index, decision, attempt)
             except TimeoutError:
+                self.seats[seat_index].timeouts += 1
                 self._strike(seat_index, "timeout")
                 break
             except Gone as exc:

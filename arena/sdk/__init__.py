@@ -35,7 +35,7 @@ from typing import Any
 
 import grpc
 
-from arena.engine.core import Decision
+from arena.engine.core import Decision, ordinal
 from arena.engine.match import LazyObservation
 from arena.referee.codec import fill_action, from_json_text, observation_from_proto
 from arena.sdk.risk_map import Continent, RiskMap, risk_map
@@ -257,12 +257,7 @@ class _Session:
             self.bots.pop((ended.match_id, ended.seat), None)
             self.contexts.pop((ended.match_id, ended.seat), None)
             self.finished += 1
-            log.info(
-                "match %s ended: %s %s",
-                ended.match_id,
-                ended.result.reason,
-                list(ended.result.places),
-            )
+            log.info("match %s ended: %s", ended.match_id, _your_place(ended))
             if stop_after is not None and self.finished >= stop_after:
                 return True
         return False
@@ -443,6 +438,19 @@ def run_bot(
     """Play as ``bot`` (a Bot subclass, or a factory of objects with ``decide``)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     asyncio.run(run_bot_async(bot, referee, token, **kwargs))
+
+
+def _your_place(ended: pb.MatchEnded) -> str:
+    """Which place the bot took, of how many, and how the match ended: "you took 2nd of
+    4 (victory: seat 1 conquered the world)"."""
+    result = ended.result
+    how = result.reason.replace("_", " ") + (f": {result.detail}" if result.detail else "")
+    places = list(result.places)
+    if not 0 <= ended.seat < len(places):  # aborted: nobody placed
+        return f"no place ({how})"
+    place = places[ended.seat]
+    shared = " (shared)" if places.count(place) > 1 else ""
+    return f"you took {ordinal(place)}{shared} of {len(places)} ({how})"
 
 
 def games_of(bot: Any) -> list[str]:

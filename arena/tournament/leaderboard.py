@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from arena.ratings import fit, online, pairwise, rate
+from arena.ratings import Leaderboard, fit, online, pairwise, rate
 from arena.store import PlayedGame, RatingRow, Store
 
 
@@ -57,18 +58,32 @@ def compute(
 ) -> list[BoardRow]:
     """The leaderboard, best first (an empty list when nothing has finished)."""
     played = [
-        g
-        for g in store.played(game, variants, tournament_id=tournament_id)
-        if len(set(g.bot_ids)) == len(g.bot_ids)
+        g for g in store.played(game, variants, tournament_id=tournament_id) if counts(g.bot_ids)
     ]
     if not played:
         return []
     return _rate(store, played)
 
 
+def counts(players: Sequence[str]) -> bool:
+    """Whether a game counts: not when one bot version holds two seats."""
+    return len(set(players)) == len(players)
+
+
+def ranking(games: Iterable[tuple[Sequence[str], Sequence[int]]]) -> Leaderboard | None:
+    """The fit that orders a leaderboard, best first, of games given as (players in seat
+    order, places): the table's order, and the leader a progress display shows while a
+    tournament plays. None while no game counts."""
+    pairs = [
+        pair for players, places in games if counts(players) for pair in pairwise(players, places)
+    ]
+    return fit(pairs) if pairs else None
+
+
 def _rate(store: Store, played: list[PlayedGame]) -> list[BoardRow]:
+    board = ranking((g.bot_ids, g.places) for g in played)
+    assert board is not None  # played holds games that count
     pairs = [pair for g in played for pair in pairwise(g.bot_ids, g.places)]
-    board = fit(pairs)
     live = online(pairs)
     skills = rate((g.bot_ids, g.places) for g in played)
     games: Counter[str] = Counter()

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 
 from arena.engine.seeds import check_seed, fresh_seed
 from arena.plugins import Registry, Variant, load_registry
-from arena.ratings import elo
 from arena.store import (
     HOUSE_PREFIX,
     BotRow,
@@ -248,9 +247,20 @@ class Progress:
     #: the last outcome and its match
     job: MatchJob | None = None
     outcome: Outcome | None = None
-    #: online Elo of this tournament's results so far, by bot label
-    live: dict[str, float] = field(default_factory=dict)
+    #: this tournament's finished matches so far, as (labels in seat order, places)
+    results: list[tuple[tuple[str, ...], tuple[int, ...]]] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
+
+    def leader(self) -> tuple[str, float] | None:
+        """The bot at the top of the standings so far, and its Elo: ranked as the
+        tournament's leaderboard ranks (:func:`arena.tournament.leaderboard.ranking`),
+        so the last one shown is the final table's first. None before any result."""
+        from arena.tournament.leaderboard import ranking
+
+        board = ranking(self.results)
+        if board is None:
+            return None
+        return str(board.rows[0].player), board.rows[0].rating
 
 
 @dataclass
@@ -296,7 +306,7 @@ def run_tournament(
     state = Progress(tournament_id, total, already, 0)
     labels = {row.id: row.label for row in store.bots()}  # one query, not one a seat
     for game in store.played(tournament.game, tournament_id=tournament_id):
-        _live_update(state.live, [labels[b] for b in game.bot_ids], game.places)
+        state.results.append((tuple(labels[b] for b in game.bot_ids), tuple(game.places)))
     summary = RunSummary(tournament_id, "running", total, already, 0)
     pending = jobs(store, tournament, todo)
     stop = stop or threading.Event()
@@ -325,7 +335,7 @@ def run_tournament(
             state.finished += 1
             summary.played += 1
             summary.errors.pop(job.match_id, None)
-            _live_update(state.live, [s.label for s in job.seats], list(outcome.places))
+            state.results.append((tuple(s.label for s in job.seats), tuple(outcome.places)))
         else:
             state.problems += 1
             summary.errors[job.match_id] = outcome.error or outcome.detail or outcome.status
@@ -362,14 +372,3 @@ def run_tournament(
     if interrupted:
         raise KeyboardInterrupt
     return summary
-
-
-def _live_update(live: dict[str, float], labels: Sequence[str], places: Sequence[int]) -> None:
-    """Online Elo over every pair of placements of one game (K = 16)."""
-    if len(set(labels)) != len(labels) or len(places) != len(labels):
-        return
-    for i in range(len(labels)):
-        for j in range(i + 1, len(labels)):
-            a, b = labels[i], labels[j]
-            score = 1.0 if places[i] < places[j] else 0.5 if places[i] == places[j] else 0.0
-            live[a], live[b] = elo.update(live.get(a, 1500.0), live.get(b, 1500.0), score)

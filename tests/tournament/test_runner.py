@@ -7,6 +7,7 @@ import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -349,7 +350,7 @@ def test_matches_with_registered_bots_fail_without_a_referee_and_are_not_retried
 
 def test_a_duplicated_delivery_counts_once(store):
     normal, doubled = Scripted(), Scripted(repeat=2)
-    states: dict[str, list[tuple[int, dict[str, float]]]] = defaultdict(list)
+    states: dict[str, list[tuple[int, list[Any]]]] = defaultdict(list)
     summaries = {}
     for name, executor in (("normal", normal), ("doubled", doubled)):
         tournament = create_tournament(store, replace(RISK, name=name))
@@ -357,7 +358,7 @@ def test_a_duplicated_delivery_counts_once(store):
             store,
             tournament.id,
             executor,
-            progress=lambda p, name=name: states[name].append((p.finished, dict(p.live))),
+            progress=lambda p, name=name: states[name].append((p.finished, list(p.results))),
         )
         assert store.progress(tournament.id) == Counter(finished=12)
 
@@ -365,7 +366,7 @@ def test_a_duplicated_delivery_counts_once(store):
     summary = summaries["doubled"]
     assert (summary.status, summary.finished, summary.played) == ("finished", 12, 12)
     assert all(finished <= 12 for finished, _ in states["doubled"])
-    # the live Elo saw each result once: as in the run without duplicates
+    # the standings saw each result once: as in the run without duplicates
     assert states["doubled"][-1] == states["normal"][-1]
     # two identical tournaments, each bot 9 matches in each
     assert {r.label: r.games for r in compute(store, "risk")} == dict.fromkeys(LABELS, 18)
