@@ -38,22 +38,29 @@ def test_a_locked_result_row_does_not_stop_the_other_matches(postgres_url: str) 
             # no turn limit: random bots play on far longer than the test (a 500-round
             # match, about 15,000 decisions, once ended before the lock was released)
             long = _match(referee, 1, 0)
-            short = _match(referee, 2, 2)
-            # another writer locks the short match's row until LOCKED_S has passed
-            locked = threading.Event()
+            # another writer locks the short match's row until LOCKED_S has passed; on a
+            # busy machine the lock can come after the short match has ended already: that
+            # arrangement proves nothing, so it is made again with a new short match
+            for attempt in range(5):
+                short = _match(referee, 2 + attempt, 2)
+                locked = threading.Event()
 
-            def hold() -> None:
-                with locker.connect() as connection, connection.begin():
-                    connection.execute(
-                        text("SELECT id FROM matches WHERE id = :id FOR UPDATE"),
-                        {"id": short.match_id},
-                    )
-                    locked.set()
-                    time.sleep(LOCKED_S)
+                def hold(match_id: str = short.match_id, locked: threading.Event = locked) -> None:
+                    with locker.connect() as connection, connection.begin():
+                        connection.execute(
+                            text("SELECT id FROM matches WHERE id = :id FOR UPDATE"),
+                            {"id": match_id},
+                        )
+                        locked.set()
+                        time.sleep(LOCKED_S)
 
-            holder = threading.Thread(target=hold)
-            holder.start()
-            await asyncio.to_thread(locked.wait, 10)
+                holder = threading.Thread(target=hold)
+                holder.start()
+                await asyncio.to_thread(locked.wait, 10)
+                if short.status == "running":
+                    break
+                await asyncio.wait_for(short.done.wait(), 30)
+                await asyncio.to_thread(holder.join, 10)
             # the short match ends, and its result waits for the lock
             while short.status == "running":
                 await asyncio.sleep(0.01)
