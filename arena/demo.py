@@ -41,7 +41,7 @@ class DemoBot:
 
 
 def _python_bot(name: str, module: str, games: tuple[str, ...]) -> DemoBot:
-    return DemoBot(name, (sys.executable, "-m", f"bots.{module}"), games)
+    return DemoBot(name, (sys.executable, "-m", f"arena.bots.{module}"), games)
 
 
 PYTHON_BOTS = (
