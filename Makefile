@@ -10,7 +10,7 @@ DEMO_ARGS ?=
 .PHONY: run play test lint bench clean node services chromium
 
 # Said before it starts, because the first install is most of the first run's time.
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml setup.py
 	@echo "setting up $(VENV): Arena and its dependencies (the first time only, about a minute)"
 	$(PYTHON) -m venv $(VENV)
 	@$(BIN)/pip install --quiet --disable-pip-version-check --upgrade pip
