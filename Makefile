@@ -1,5 +1,6 @@
 # `make run`: set everything up and run the main job: a referee, the example bots as
-#   processes (Node.js included), Risk and Stratego round robins, both leaderboards.
+#   processes (Node.js included), Risk and Stratego round robins, both leaderboards,
+#   then the web app on the results until Ctrl-C (DEMO_ARGS=--no-web: end there).
 # `make test`: set everything up and run the lint and the whole test suite.
 PYTHON ?= python3
 SHELL := /bin/bash
