@@ -1,5 +1,6 @@
 # `make run`: set everything up and run the main job: a referee, the example bots as
-#   processes (Node.js included), Risk and Stratego round robins, both leaderboards.
+#   processes (Node.js included), Risk and Stratego round robins, both leaderboards,
+#   then the web app on the results until Ctrl-C (DEMO_ARGS=--no-web: end there).
 # `make test`: set everything up and run the lint and the whole test suite.
 PYTHON ?= python3
 SHELL := /bin/bash
@@ -10,7 +11,7 @@ DEMO_ARGS ?=
 .PHONY: run play test lint bench clean node services chromium
 
 # Said before it starts, because the first install is most of the first run's time.
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml setup.py
 	@echo "setting up $(VENV): Arena and its dependencies (the first time only, about a minute)"
 	$(PYTHON) -m venv $(VENV)
 	@$(BIN)/pip install --quiet --disable-pip-version-check --upgrade pip

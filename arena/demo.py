@@ -41,7 +41,7 @@ class DemoBot:
 
 
 def _python_bot(name: str, module: str, games: tuple[str, ...]) -> DemoBot:
-    return DemoBot(name, (sys.executable, "-m", f"bots.{module}"), games)
+    return DemoBot(name, (sys.executable, "-m", f"arena.bots.{module}"), games)
 
 
 PYTHON_BOTS = (
@@ -55,6 +55,8 @@ NODE = DemoBot("node-random", ("node", str(NODE_BOT)), ("risk", "stratego"))
 
 def node_available() -> str:
     """Empty when the Node.js bot can run, else why not."""
+    if not NODE_BOT.is_file():  # an installed Arena (a wheel) has no bots/node
+        return "its sources come with the repository (bots/node), not with an installed Arena"
     if shutil.which("node") is None:
         return "Node.js is not installed (install Node.js 18+ with npm to add it)"
     if not (ROOT / "bots" / "node" / "node_modules" / "@grpc" / "grpc-js").is_dir():

@@ -90,7 +90,7 @@ def celery_workers(count: int, env: dict[str, str], logs: Path) -> Iterator[None
     for index in range(count):
         log = logs / f"worker-{index}.log"
         command = [
-            sys.executable, "-m", "celery", "-A", "workers.app", "worker",
+            sys.executable, "-m", "celery", "-A", "arena.workers.app", "worker",
             "--concurrency", "1", "--loglevel", "INFO", "-n", f"bench{index}@%h",
             "--without-gossip", "--without-mingle", "--without-heartbeat",
         ]  # fmt: skip

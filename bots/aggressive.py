@@ -13,8 +13,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from arena.bots._risk_common import board, frontier, priority_targets, variant_decision
+
 from arena.engine import Decision
-from bots._risk_common import board, frontier, priority_targets, variant_decision
 
 
 class AggressiveRiskBot:
@@ -87,7 +88,7 @@ class AggressiveRiskBot:
         raise ValueError(f"aggressive bot: unknown decision {kind!r}")
 
 
-if __name__ == "__main__":  # python -m bots.aggressive --referee HOST:PORT --token T
+if __name__ == "__main__":  # python -m arena.bots.aggressive --referee HOST:PORT --token T
     from arena.sdk.house import main
 
     main("aggressive")

@@ -12,9 +12,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from arena.bots._risk_common import frontier, spread, variant_decision
+
 from arena.engine import Decision
 from arena.games.risk.map import load_map
-from bots._risk_common import frontier, spread, variant_decision
 
 
 class BlitzRiskBot:
@@ -64,7 +65,7 @@ class BlitzRiskBot:
         raise ValueError(f"blitz bot: unknown decision {kind!r}")
 
 
-if __name__ == "__main__":  # python -m bots.blitz --referee HOST:PORT --token T
+if __name__ == "__main__":  # python -m arena.bots.blitz --referee HOST:PORT --token T
     from arena.sdk.house import main
 
     main("blitz")

@@ -14,15 +14,16 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from arena.engine import Decision
-from arena.games.risk.map import RiskMap
-from bots._risk_common import (
+from arena.bots._risk_common import (
     board,
     frontier,
     mission_continents,
     priority_targets,
     variant_decision,
 )
+
+from arena.engine import Decision
+from arena.games.risk.map import RiskMap
 
 
 def target_continent(
@@ -128,7 +129,7 @@ class DefensiveRiskBot:
         raise ValueError(f"defensive bot: unknown decision {kind!r}")
 
 
-if __name__ == "__main__":  # python -m bots.defensive --referee HOST:PORT --token T
+if __name__ == "__main__":  # python -m arena.bots.defensive --referee HOST:PORT --token T
     from arena.sdk.house import main
 
     main("defensive")

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from arena.bots.aggressive import AggressiveRiskBot
+from arena.bots.blitz import BlitzRiskBot
+from arena.bots.defensive import DefensiveRiskBot
+from arena.bots.random_bot import RandomRiskBot, RandomStrategoBot
+from arena.bots.stratego_heuristic import HeuristicStrategoBot
+
 from arena import hookimpl
 from arena.plugins import BotSpec
-from bots.aggressive import AggressiveRiskBot
-from bots.blitz import BlitzRiskBot
-from bots.defensive import DefensiveRiskBot
-from bots.random_bot import RandomRiskBot, RandomStrategoBot
-from bots.stratego_heuristic import HeuristicStrategoBot
 
 
 @hookimpl

@@ -9,9 +9,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from arena.bots._risk_common import spread, variant_decision
+from arena.bots._stratego_common import random_setup
+
 from arena.engine import Decision
-from bots._risk_common import spread, variant_decision
-from bots._stratego_common import random_setup
 
 
 class RandomRiskBot:
@@ -95,7 +96,7 @@ class RandomStrategoBot:
         raise ValueError(f"random bot: unknown decision {kind!r}")
 
 
-if __name__ == "__main__":  # python -m bots.random_bot --referee HOST:PORT --token T
+if __name__ == "__main__":  # python -m arena.bots.random_bot --referee HOST:PORT --token T
     from arena.sdk.house import main
 
     main("random")

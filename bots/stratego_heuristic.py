@@ -115,7 +115,7 @@ class HeuristicStrategoBot:
         return score
 
 
-if __name__ == "__main__":  # python -m bots.stratego_heuristic --referee HOST:PORT --token T
+if __name__ == "__main__":  # python -m arena.bots.stratego_heuristic --referee HOST:PORT --token T
     from arena.sdk.house import main
 
     main("heuristic")

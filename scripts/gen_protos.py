@@ -1,4 +1,4 @@
-"""Generate the Python stubs of proto/arena/v1/*.proto into arena/v1/ (committed).
+"""Generate the Python stubs of arena/proto/arena/v1/*.proto into arena/v1/ (committed).
 
     .venv/bin/python scripts/gen_protos.py            # regenerate
     .venv/bin/python scripts/gen_protos.py --check    # fail if the committed stubs are stale
@@ -17,7 +17,9 @@ from importlib import resources
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PROTOS = sorted((ROOT / "proto").rglob("*.proto"))
+#: the import root of the .proto files (shipped in the package: `arena proto --path`)
+PROTO_ROOT = ROOT / "arena" / "proto"
+PROTOS = sorted(PROTO_ROOT.rglob("*.proto"))
 OUT = ROOT / "arena" / "v1"
 GENERATED = ("arena_pb2.py", "arena_pb2.pyi", "arena_pb2_grpc.py")
 
@@ -28,7 +30,7 @@ def generate(into: Path) -> None:
     include = str(resources.files("grpc_tools") / "_proto")
     args = [
         "protoc",
-        f"-I{ROOT / 'proto'}",
+        f"-I{PROTO_ROOT}",
         f"-I{include}",
         f"--python_out={into}",
         f"--pyi_out={into}",
@@ -64,7 +66,7 @@ def main() -> int:
         for name in GENERATED:
             shutil.copyfile(fresh / name, OUT / name)
         (OUT / "__init__.py").write_text(
-            '"""Generated from proto/arena/v1 (scripts/gen_protos.py)."""\n'
+            '"""Generated from arena/proto/arena/v1 (scripts/gen_protos.py)."""\n'
         )
     return 0
 

@@ -274,7 +274,7 @@ def test_a_stopping_worker_has_the_time_to_finish_its_match() -> None:
     """SIGTERM is Celery's warm shutdown (the match being played is finished): the
     worker gets longer than a match task may last before it is killed."""
     worker = SERVICES["worker"]
-    assert argv(worker["command"])[:4] == ["celery", "-A", "workers.app", "worker"]
+    assert argv(worker["command"])[:4] == ["celery", "-A", "arena.workers.app", "worker"]
     assert worker.get("stop_signal", "SIGTERM") == "SIGTERM"
     limit = Settings.from_env(environment(worker)).task_time_limit_s
     assert seconds(worker["stop_grace_period"]) > limit
@@ -296,7 +296,7 @@ def test_the_worker_health_check_asks_for_this_worker() -> None:
     name, _, host = node.partition("@")
     assert name and host == "%h", node
     words = shlex.split(check)
-    assert words[:5] == ["celery", "-A", "workers.app", "inspect", "ping"], check
+    assert words[:5] == ["celery", "-A", "arena.workers.app", "inspect", "ping"], check
     assert words[words.index("-d") + 1] == f"{name}@$HOSTNAME", check
 
 

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 from arena import demo
@@ -78,7 +79,7 @@ def run_demo(tmp_path: Path, db: Path, *extra: str) -> str:
     env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONUNBUFFERED="1")
     out_path = tmp_path / "demo.out"
     command = [sys.executable, "-m", "arena.cli", "demo", "--risk-games", "1"]
-    command += ["--stratego-games", "1", "--db", str(db), "--quiet", *extra]
+    command += ["--stratego-games", "1", "--db", str(db), "--quiet", "--no-web", *extra]
     with out_path.open("wb") as out:
         child = subprocess.Popen(
             command,
@@ -225,3 +226,52 @@ def test_later_demos_on_a_database_play_its_bot_versions_under_a_legend(tmp_path
     risk, stratego = demo_boards(third)  # every match in the database: old versions too
     assert board_bots(risk) == RISK_BOTS | {"aggressive@2", "random@2"}
     assert board_bots(stratego) == STRATEGO_BOTS | {"random@2"}
+
+
+def test_the_demo_ends_serving_its_results_on_the_web_until_ctrl_c(tmp_path: Path) -> None:
+    """Without --no-web the demo serves its store with the web app, says where in one
+    line, and stops cleanly on Ctrl-C (no traceback, nothing left running)."""
+    env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONUNBUFFERED="1")
+    out_path = tmp_path / "demo.out"
+    command = [sys.executable, "-m", "arena.cli", "demo", "--risk-games", "1"]
+    command += ["--stratego-games", "1", "--quiet", "--web-port", "0"]
+    command += ["--db", str(tmp_path / "arena.db")]
+    with out_path.open("wb") as out:
+        child = subprocess.Popen(
+            command,
+            cwd=tmp_path,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    session = child.pid
+    try:
+        deadline = time.monotonic() + 120
+        while not (
+            found := re.search(
+                r"^open (http://\S+) \(Ctrl-C to stop\)$", out_path.read_text(), re.M
+            )
+        ):
+            assert child.poll() is None, out_path.read_text()[-4000:]
+            assert time.monotonic() < deadline, out_path.read_text()[-4000:]
+            time.sleep(0.2)
+        output = out_path.read_text()
+        assert found.group(0) == output.rstrip().splitlines()[-1]  # its last line
+        with urllib.request.urlopen(found.group(1) + "/", timeout=30) as page:
+            assert page.status == 200
+            home = page.read().decode()
+        assert "house:blitz@1" in home and "aggressive@1" in home  # its leaderboards
+        child.send_signal(signal.SIGINT)
+        assert child.wait(timeout=30) in (0, 130)
+        output = out_path.read_text()
+        assert "Traceback" not in output, output[-4000:]
+        deadline = time.monotonic() + 10
+        while (left := session_processes(session)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert left == [], f"left running: {left}"
+    finally:
+        if child.poll() is None or session_processes(session):
+            os.killpg(session, signal.SIGKILL)
+            child.wait(timeout=10)

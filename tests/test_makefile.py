@@ -29,7 +29,7 @@ def path_without_node(tmp_path: Path) -> str:
 def test_make_run_without_node_plays_on_and_says_so_once(tmp_path: Path) -> None:
     venv = Path(sys.prefix)
     env = {**os.environ, "PATH": path_without_node(tmp_path)}
-    demo_args = f"--risk-games 1 --stratego-games 1 --quiet --db {tmp_path / 'arena.db'}"
+    demo_args = f"--risk-games 1 --stratego-games 1 --quiet --no-web --db {tmp_path / 'arena.db'}"
     done = subprocess.run(
         # -o: the virtual environment running this test is already set up
         [

@@ -1,4 +1,4 @@
-"""The Celery app of Arena's distributed tournaments (``celery -A workers.app worker``).
+"""The Celery app of Arena's distributed tournaments (``celery -A arena.workers.app worker``).
 
 Thin tasks over ``arena.tournament``; see ``workers/tasks.py`` and docs/distributed.md.
 """

@@ -1,4 +1,4 @@
-"""The Celery app: ``celery -A workers.app worker`` and ``celery -A workers.app beat``.
+"""The Celery app: ``celery -A arena.workers.app worker`` and ``celery -A arena.workers.app beat``.
 
 Configured from the environment (``arena.tournament.distributed.Settings``): Redis as
 broker and result backend by default.
@@ -16,7 +16,7 @@ app = Celery(
     "arena",
     broker=settings.broker_url,
     backend=settings.result_backend,
-    include=["workers.tasks"],
+    include=["arena.workers.tasks"],
 )
 app.conf.update(
     task_serializer="json",

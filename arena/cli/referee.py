@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from arena.cli.args import (
@@ -180,6 +181,29 @@ def cmd_health(args: argparse.Namespace) -> int:
     return 0 if reply.status == health_pb2.HealthCheckResponse.SERVING else 1
 
 
+def proto_file() -> Path:
+    """The wire contract, shipped in the package: ``arena/v1/arena.proto`` under its
+    import root (``arena/proto``)."""
+    from importlib import resources
+
+    return Path(str(resources.files("arena") / "proto" / "arena" / "v1" / "arena.proto"))
+
+
+def cmd_proto(args: argparse.Namespace) -> int:
+    """The .proto of the protocol, for bots in other languages: its path, the directory
+    protoc imports it from, or its text."""
+    path = proto_file()
+    if not path.is_file():
+        raise OSError(f"{path}: missing from this installation of Arena (reinstall it)")
+    if args.path:
+        print(path)
+    elif args.include:
+        print(path.parents[2])
+    else:
+        sys.stdout.write(path.read_text())
+    return 0
+
+
 def add_parsers(sub: Any) -> None:
     ref = sub.add_parser("referee", help="run a referee that bots connect to")
     ref.add_argument("--host", default="127.0.0.1", help="address to listen on")
@@ -259,6 +283,18 @@ def add_parsers(sub: Any) -> None:
     mwatch.add_argument("--referee", default="127.0.0.1:50051", help=REFEREE_HELP)
     mwatch.add_argument("--organiser-key", help="shows the replay and seed at the end")
     mwatch.set_defaults(func=cmd_match_watch)
+
+    proto = sub.add_parser(
+        "proto", help="the protocol's .proto, to generate a bot's stubs in another language"
+    )
+    shown = proto.add_mutually_exclusive_group()
+    shown.add_argument("--path", action="store_true", help="print its path instead of its text")
+    shown.add_argument(
+        "--include",
+        action="store_true",
+        help="print the directory to import it from (protoc -I DIR arena/v1/arena.proto)",
+    )
+    proto.set_defaults(func=cmd_proto)
 
     health = sub.add_parser("health", help="is a referee serving? (exit status 0 if so)")
     health.add_argument("--referee", default="127.0.0.1:50051", help=REFEREE_HELP)

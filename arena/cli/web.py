@@ -1,43 +1,74 @@
 """``arena web`` and ``arena demo``: the web app on a store, and the main job in one
-command (played by :mod:`arena.demo`)."""
+command (played by :mod:`arena.demo`), which ends serving its results on the web."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 from arena.cli.args import db_option, port_number, positive_int, progress_options
 from arena.cli.console import tournament_display
 
 
-def cmd_web(args: argparse.Namespace) -> int:
-    """Serve the web app (uvicorn) on the store, read-only, until interrupted."""
+def serve(
+    db: str, host: str, port: int, say: Callable[[str], str], referee: str | None = None
+) -> int:
+    """Serve the web app (uvicorn) on the store, read-only, until interrupted; first print
+    ``say(url)``. Port 0 takes a free port, and the URL names it. Ctrl-C stops it
+    cleanly: uvicorn shuts down, then raises the interrupt again, which ``main`` turns
+    into exit status 130 without a traceback."""
+    import socket
+
     import uvicorn
 
     from arena.web import create_app
 
-    app = create_app(args.db, referee=args.referee)  # a bad store fails here, in one line
-    print(f"arena web: http://{args.host}:{args.port}/ (store {args.db}, read-only)", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    app = create_app(db, referee=referee)  # a bad store fails here, in one line
+    try:
+        listener = socket.create_server((host, port))
+    except OSError as exc:
+        raise OSError(f"cannot serve the web on {host}:{port}: {exc.strerror}") from None
+    with listener:
+        url = f"http://{host}:{listener.getsockname()[1]}"
+        print(say(url), flush=True)
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
     return 0
+
+
+def cmd_web(args: argparse.Namespace) -> int:
+    """Serve the web app on the store, read-only, until interrupted."""
+    return serve(
+        args.db,
+        args.host,
+        args.port,
+        lambda url: f"arena web: {url}/ (store {args.db}, read-only)",
+        referee=args.referee,
+    )
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from arena import demo
 
-    return demo.run(
+    code = demo.run(
         db=args.db,
         risk_games=args.risk_games,
         stratego_games=args.stratego_games,
         workers=args.workers,
         progress=lambda: tournament_display(args),
     )
+    if code or args.no_web:
+        return code
+    print()
+    return serve(args.db, args.web_host, args.web_port, lambda url: f"open {url} (Ctrl-C to stop)")
 
 
 def add_parsers(sub: Any) -> None:
     web = sub.add_parser("web", help="the leaderboards, bots, tournaments and matches in a browser")
     web.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    web.add_argument("--port", type=port_number, default=8000, help="port (default 8000)")
+    web.add_argument(
+        "--port", type=port_number, default=8000, help="port (default 8000; 0: a free one)"
+    )
     web.add_argument("--referee", help="HOST:PORT of a referee whose health the home page shows")
     db_option(web)
     web.set_defaults(func=cmd_web)
@@ -45,7 +76,7 @@ def add_parsers(sub: Any) -> None:
     demo = sub.add_parser(
         "demo",
         help="the main job: a referee, the example bots as processes, Risk and Stratego "
-        "round robins, leaderboards",
+        "round robins, leaderboards, then the results on the web",
     )
     demo.add_argument("--risk-games", type=positive_int, default=6, help="games per Risk pairing")
     demo.add_argument(
@@ -55,5 +86,14 @@ def add_parsers(sub: Any) -> None:
         "--workers", type=positive_int, default=2, help="processes for house-bot matches"
     )
     progress_options(demo)
+    demo.add_argument(
+        "--no-web",
+        action="store_true",
+        help="end after the leaderboards, instead of serving the results on the web",
+    )
+    demo.add_argument("--web-host", default="127.0.0.1", help="the web's address")
+    demo.add_argument(
+        "--web-port", type=port_number, default=8000, help="the web's port (0: a free one)"
+    )
     db_option(demo)
     demo.set_defaults(func=cmd_demo)

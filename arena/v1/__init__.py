@@ -1,1 +1,1 @@
-"""Generated from proto/arena/v1 (scripts/gen_protos.py)."""
+"""Generated from arena/proto/arena/v1 (scripts/gen_protos.py)."""

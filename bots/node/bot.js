@@ -149,7 +149,7 @@ function register(arena, args, done, failed, deadline = Date.now() + 120000) {
 
 function main() {
   const args = parseArgs(process.argv);
-  const protoDir = path.resolve(__dirname, "..", "..", "proto");
+  const protoDir = path.resolve(__dirname, "..", "..", "arena", "proto");
   const definition = protoLoader.loadSync(path.join(protoDir, "arena", "v1", "arena.proto"), {
     keepCase: true, longs: Number, enums: String, defaults: false, oneofs: true,
     includeDirs: [protoDir],

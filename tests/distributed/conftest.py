@@ -3,7 +3,7 @@
 Each test gets a :class:`Cluster`: a fresh PostgreSQL database (``postgres_url``), a
 private ``redis-server`` on a free port (never the machine's shared one: tests stop and
 restart it), and whatever it starts on top: Celery workers and beat
-(``celery -A workers.app``), referees (``arena referee``), bot processes and ``arena``
+(``celery -A arena.workers.app``), referees (``arena referee``), bot processes and ``arena``
 commands. Every process runs in a process group of its own and the group is killed in
 teardown, whatever happened. Every wait polls with a generous deadline.
 
@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SLOW_BOTS = Path(__file__).resolve().with_name("slow_bots.py")
 ORGANISER_KEY = "distributed-organiser-key"
 ARENA = (sys.executable, "-m", "arena.cli")
-CELERY = (sys.executable, "-m", "celery", "-A", "workers.app")
+CELERY = (sys.executable, "-m", "celery", "-A", "arena.workers.app")
 LISTENING = re.compile(r"referee listening on (\S+:\d+)")
 TOKEN = re.compile(r"registered (\S+) version (\d+).*\ntoken \(shown once, keep it secret\): (\S+)")
 READY = re.compile(r"(\S+@\S+) ready\.")
@@ -228,7 +228,7 @@ class Referee:
 
 
 class Worker:
-    """A ``celery -A workers.app worker`` process (one pool process)."""
+    """A ``celery -A arena.workers.app worker`` process (one pool process)."""
 
     def __init__(self, proc: Proc, node: str) -> None:
         self.proc = proc
@@ -392,7 +392,7 @@ class Cluster:
         return self.spawn(
             f"bot-{module}",
             [
-                *(sys.executable, "-m", f"bots.{module}", "--token", token),
+                *(sys.executable, "-m", f"arena.bots.{module}", "--token", token),
                 *("--referee", ",".join(r.address for r in referees)),
             ],
         )

@@ -16,11 +16,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from arena.bots.aggressive import AggressiveRiskBot
+from arena.bots.blitz import BlitzRiskBot
+from arena.bots.defensive import DefensiveRiskBot
+
 from arena import hookimpl
 from arena.plugins import BotSpec
-from bots.aggressive import AggressiveRiskBot
-from bots.blitz import BlitzRiskBot
-from bots.defensive import DefensiveRiskBot
 
 THINK_S = float(os.environ.get("ARENA_TEST_THINK_MS", "10")) / 1000
 #: a file that gets one line per bot made for a match (a count of plays, whoever plays)

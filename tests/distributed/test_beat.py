@@ -1,5 +1,5 @@
 """Recurring tournaments: ``arena tournament create --every`` stores one, Celery beat
-(``celery -A workers.app beat``) creates each run when it is due, with the newest
+(``celery -A arena.workers.app beat``) creates each run when it is due, with the newest
 version of every registered bot that plays the game, and the workers play it. A paused
 one makes no run until it is resumed; a run does not start while the previous run of
 its schedule is going; a deleted one never runs again, and its runs stay."""

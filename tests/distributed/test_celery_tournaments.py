@@ -40,7 +40,7 @@ def test_house_bots_through_two_workers(cluster) -> None:
 def test_connected_bots_through_two_workers(cluster) -> None:
     referee = cluster.referee()
     agg, agg_token = cluster.register("agg", "risk")
-    cluster.module_bot("aggressive", agg_token, [referee])  # python -m bots.aggressive
+    cluster.module_bot("aggressive", agg_token, [referee])  # python -m arena.bots.aggressive
     cluster.run_bot("defensive", "def", [referee])  # arena bot run --register-as
     cluster.run_bot("blitz", "blz", [referee])
     referee.wait_connected(agg, "def@1", "blz@1")

@@ -697,7 +697,7 @@ class Spawner:
     def module_bot(self, server: RefereeServer, module: str, name: str) -> Process:
         """``python -m bots.MODULE --referee ADDRESS --token T``, registered as ``name``."""
         token = server.register(name).token
-        args = [sys.executable, "-m", f"bots.{module}", "--referee", server.address]
+        args = [sys.executable, "-m", f"arena.bots.{module}", "--referee", server.address]
         process = Process(f"bot-{name}", [*args, "--token", token], server.workdir)
         server.processes.append(process)  # wait_connected notices if it dies
         self.started.append(process)

@@ -24,6 +24,7 @@ from typing import Any
 
 import grpc
 import pytest
+from arena.bots._stratego_common import random_setup
 from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
@@ -35,7 +36,6 @@ from arena.games.stratego.setup import guarded_setup
 from arena.plugins import load_registry
 from arena.referee.codec import action_from_proto, action_to_proto, observation_to_proto
 from arena.v1 import arena_pb2 as pb
-from bots._stratego_common import random_setup
 
 
 def _load_wire() -> Any:

@@ -99,7 +99,7 @@ def test_cli_round_robin_with_bot_processes(database_url, referee_factory, spawn
     """``arena tournament run --referee`` plays every match of a round robin once through
     a referee on the same database, with three bot processes and a house bot."""
     ref = referee_factory(db=database_url, organiser_key=KEY, decision_ms=2000)
-    # (bots.stratego_heuristic plays only Stratego: it has its tournament further down)
+    # (arena.bots.stratego_heuristic plays only Stratego: it has its tournament further down)
     modules = {"a": "aggressive", "b": "random_bot", "c": "defensive"}
     for name, module in modules.items():
         spawn.module_bot(ref, module, name)
@@ -273,7 +273,7 @@ def assert_rows_match(rows: Any, board: list[Any]) -> None:
 @pytest.fixture
 def organiser_referee(referee_factory, spawn) -> Any:
     """A referee with an organiser key and two Risk bot processes connected to it:
-    ``a`` (python -m bots.aggressive) and ``b`` (python -m bots.random_bot)."""
+    ``a`` (python -m arena.bots.aggressive) and ``b`` (python -m arena.bots.random_bot)."""
     ref = referee_factory(organiser_key=KEY, decision_ms=2000)
     spawn.module_bot(ref, "aggressive", "a")
     spawn.module_bot(ref, "random_bot", "b")

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
+from arena.bots._risk_common import variant_decision
 
 from arena.engine.core import EndReason, Event, IllegalAction
 from arena.engine.match import play_match
@@ -22,7 +23,6 @@ from arena.engine.replay import ReplayMismatch, from_json, to_json, verify
 from arena.games.risk.map import load_map
 from arena.games.risk.state import RiskState
 from arena.plugins import load_registry
-from bots._risk_common import variant_decision
 
 REGISTRY = load_registry()
 GAME = REGISTRY.game("risk")

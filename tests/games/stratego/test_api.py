@@ -22,6 +22,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from arena.bots.random_bot import RandomStrategoBot
+from arena.bots.stratego_heuristic import HeuristicStrategoBot
 
 from arena.engine import replay
 from arena.engine.core import Action, EndReason, IllegalAction
@@ -30,8 +32,6 @@ from arena.games.stratego.board import LAKES, NEIGHBOURS, SQUARES, square_name
 from arena.games.stratego.pieces import IMMOVABLE, NAMES
 from arena.games.stratego.state import StrategoState
 from arena.plugins import load_registry
-from bots.random_bot import RandomStrategoBot
-from bots.stratego_heuristic import HeuristicStrategoBot
 
 REGISTRY = load_registry()
 GAME = REGISTRY.game("stratego")

@@ -24,6 +24,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from arena.bots._stratego_common import random_setup
+from arena.bots.random_bot import RandomStrategoBot
+from arena.bots.stratego_heuristic import HeuristicStrategoBot
 
 from arena.engine.core import IllegalAction
 from arena.games.stratego import state as state_module
@@ -31,9 +34,6 @@ from arena.games.stratego.board import SQUARES, parse_square
 from arena.games.stratego.pieces import NAMES, RANK_OF
 from arena.games.stratego.state import RESCUE, StrategoState
 from arena.plugins import load_registry
-from bots._stratego_common import random_setup
-from bots.random_bot import RandomStrategoBot
-from bots.stratego_heuristic import HeuristicStrategoBot
 
 REGISTRY = load_registry()
 GAME = REGISTRY.game("stratego")

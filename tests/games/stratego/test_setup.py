@@ -16,6 +16,8 @@ import random
 from typing import Any
 
 import pytest
+from arena.bots._stratego_common import random_setup
+from arena.bots.stratego_heuristic import guarded_setup as heuristic_setup
 
 from arena.engine.core import Decision
 from arena.games.stratego.board import NEIGHBOURS, SETUP_ROWS, SIZE
@@ -23,8 +25,6 @@ from arena.games.stratego.setup import back_row, guarded_setup
 from arena.games.stratego.state import StrategoState
 from arena.plugins import load_registry
 from arena.sdk import Bot
-from bots._stratego_common import random_setup
-from bots.stratego_heuristic import guarded_setup as heuristic_setup
 
 REGISTRY = load_registry()
 GAME = REGISTRY.game("stratego")
