@@ -14,7 +14,13 @@ from typing import Any
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from fastapi.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    Response,
+    StreamingResponse,
+)
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
@@ -22,7 +28,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from arena.store.readonly import ReadOnlyStore
-from arena.web import data, svg
+from arena.web import data, live, svg
 from arena.web.boards import Boards
 
 HERE = Path(__file__).resolve().parent
@@ -30,20 +36,22 @@ HERE = Path(__file__).resolve().parent
 PAGE: dict[str, Any] = {"response_class": HTMLResponse, "include_in_schema": False}
 
 
-def create_app(db_url: str, referee: str | None = None) -> FastAPI:
+def create_app(db_url: str, referee: str | None = None, poll_s: float = live.POLL_S) -> FastAPI:
     """The app on the store at ``db_url``; ``referee`` (HOST:PORT), if given, is the
-    referee whose health the home page shows."""
+    referee whose health the home page shows; ``poll_s``: how often a running
+    tournament's event stream looks at the store."""
     from arena.plugins import load_registry
 
     store = ReadOnlyStore(db_url)
     registry = load_registry()
     # the leaderboards, kept up to date from the results that arrive (arena.web.boards)
     cache = Boards(store, watch=True)
-    # set as the server stops: the leaderboards' first read ends
+    # set as the server stops: the leaderboards' first read and the event streams end
     stopping = threading.Event()
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        live.end_streams_on_signal(stopping)
         threading.Thread(target=_warm, args=(cache, stopping), name="warm", daemon=True).start()
         yield
         stopping.set()
@@ -201,6 +209,27 @@ def create_app(db_url: str, referee: str | None = None) -> FastAPI:
         """Progress (matches by status), entries, standings, crosstable, matches.
         A unique prefix of the id will do."""
         return data.tournament(store, tournament_id, sort)
+
+    @app.get(
+        "/api/tournaments/{tournament_id}/events",
+        summary="a tournament's page as it is played (server-sent events)",
+        response_class=StreamingResponse,
+    )
+    async def api_tournament_events(tournament_id: str) -> StreamingResponse:
+        """`text/event-stream`: a `tournament` event at once and at each change of its
+        status or progress (the store is looked at every second), whose data is JSON:
+        `status`, `matches`, `finished_matches`, `progress` and `html`, the live part of
+        the tournament's page; `end` once it has finished or stopped. A stream lasts a
+        minute at most: an EventSource connects again by itself."""
+        t = await run_in_threadpool(store.tournament, tournament_id)
+        if t is None:
+            raise data.NotFound(f"no tournament {tournament_id!r}")
+        live_part = templates.env.get_template("_tournament_live.html")
+        return StreamingResponse(
+            live.tournament_events(store, lambda t: live_part.render(t=t), t.id, stopping, poll_s),
+            media_type="text/event-stream",
+            headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
+        )
 
     @app.get("/api/matches/{match_id}", summary="one match")
     def api_match(match_id: str) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from arena.ratings import pairwise
 from arena.store import BotRow, MatchRow, SeatRow, Store, TournamentRow, variant_key
 from arena.store.db import as_utc
 from arena.tournament.leaderboard import compute
-from arena.web import visibility
+from arena.web import live, visibility
 from arena.web.boards import Boards, board_row
 
 CLASSIC = "classic"  # the URL segment of the variant set "" (the classic game)
@@ -361,6 +361,8 @@ def tournament(store: Store, tournament_id: str, sort: str = "rank") -> dict[str
         "replays_hidden": None
         if visibility.tournament_seed_visible(t)
         else (visibility.TOURNAMENT_HIDES),
+        # still to change: its page follows /api/tournaments/ID/events (arena.web.live)
+        "live": t.status in live.LIVE,
     }
 
 
