@@ -124,3 +124,40 @@ def shoot(page: Page, folder: Path, name: str, full_page: bool = True, **options
     path = folder / f"{name}.png"
     small.save(path, optimize=True)
     return path
+
+
+#: the README's pictures: name -> what they show
+README_SHOTS = {
+    "leaderboard": "the classic Risk leaderboard",
+    "risk-replay": "a finished Risk match's page (its replay viewer)",
+}
+
+
+def readme_shots(browser: Browser, base: str, folder: Path) -> dict[str, Path]:
+    """The README's pictures of the app at ``base``, saved in ``folder``: the classic
+    Risk leaderboard, and the page of a finished classic Risk match (the longest of the
+    first tournament's). The browser tests make them with this same function."""
+    import json
+
+    page = new_page(browser)
+    try:
+        page.goto(f"{base}/leaderboards/risk/classic")
+        page.get_by_role("table").first.wait_for()
+        shots = {"leaderboard": shoot(page, folder, "leaderboard")}
+        with urllib.request.urlopen(f"{base}/api/tournaments") as answer:
+            tournaments = json.load(answer)
+        risk = next(t for t in reversed(tournaments) if t["game"] == "risk" and t["variants"] == "")
+        with urllib.request.urlopen(f"{base}/api/tournaments/{risk['tournament_id']}") as answer:
+            matches = json.load(answer)["match_list"]
+        steps = {}
+        for m in matches:
+            with urllib.request.urlopen(f"{base}/api/matches/{m['match_id']}/events") as answer:
+                steps[m["match_id"]] = json.load(answer)["steps"]
+        longest = max(steps, key=lambda match_id: steps[match_id])
+        page.goto(f"{base}/matches/{longest}")
+        page.get_by_role("heading", name="Event log").wait_for()
+        # the window's worth: the page goes on with every step of the event log
+        shots["risk-replay"] = shoot(page, folder, "risk-replay", full_page=False)
+        return shots
+    finally:
+        page.context.close()

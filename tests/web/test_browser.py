@@ -14,8 +14,11 @@ from playwright.sync_api import Browser, Page
 
 from arena.web.browser import (
     CHROMIUM,
+    README_SHOTS,
+    VIEWPORT,
     chromium,
     new_page,
+    readme_shots,
     serve,
 )
 from arena.web.browser import shoot as browser_shoot
@@ -129,3 +132,18 @@ def test_a_bot_named_like_a_script_shows_as_text_and_runs_nothing(
         assert dialogs == []
     finally:
         page.close()
+
+
+def test_the_readme_pictures_are_made_by_the_code_the_tests_use(
+    server: str, browser: Browser, shots: Path
+):
+    from PIL import Image
+
+    made = readme_shots(browser, server, shots)
+    assert set(made) == set(README_SHOTS)
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    for name, path in made.items():
+        assert f"(docs/images/{name}.png)" in readme  # what scripts/screenshots.py writes
+        with Image.open(path) as image:
+            assert image.format == "PNG" and image.mode == "P"  # made small: a palette
+            assert image.width == VIEWPORT["width"] and image.height >= 200
