@@ -8,7 +8,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_ARGS ?=
 
-.PHONY: run play test lint bench clean node services chromium
+.PHONY: run play test lint bench clean node services chromium screenshots
 
 # Said before it starts, because the first install is most of the first run's time.
 $(VENV)/.installed: pyproject.toml setup.py
@@ -53,6 +53,11 @@ chromium:
 
 test: lint node services chromium
 	$(BIN)/pytest
+
+# The README's pictures (docs/images/): small tournaments served by arena web, shot in
+# Chromium by the code the browser tests use (scripts/screenshots.py)
+screenshots: $(VENV)/.installed chromium
+	$(BIN)/python scripts/screenshots.py
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/engine.py

@@ -16,8 +16,18 @@ from arena.ratings.compare import (
     sprt,
 )
 from arena.ratings.elo import expected_score, online, update
-from arena.ratings.mle import Leaderboard, PairTable, Row, fit, tabulate, tabulate_arrays
-from arena.ratings.openskill_ratings import Skill, rate
+from arena.ratings.mle import (
+    Leaderboard,
+    PairTable,
+    Row,
+    fit,
+    one_blas_thread,
+    tabulate,
+    tabulate_arrays,
+    tabulate_counts,
+    tabulate_tallies,
+)
+from arena.ratings.openskill_ratings import Skill, Skills, rate
 from arena.ratings.results import PairResult, Player, Ranking, pairwise, pairwise_all, rankings
 
 __all__ = [
@@ -29,6 +39,7 @@ __all__ = [
     "Ranking",
     "Row",
     "Skill",
+    "Skills",
     "Sprt",
     "elo_difference",
     "expected_score",
@@ -36,6 +47,7 @@ __all__ = [
     "head_to_head",
     "llr_trinomial",
     "los",
+    "one_blas_thread",
     "online",
     "pairwise",
     "pairwise_all",
@@ -44,5 +56,7 @@ __all__ = [
     "sprt",
     "tabulate",
     "tabulate_arrays",
+    "tabulate_counts",
+    "tabulate_tallies",
     "update",
 ]

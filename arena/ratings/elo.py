@@ -12,7 +12,7 @@ which sees all games at once and gives intervals.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from numbers import Real
 
 from arena.ratings.results import PairResult, Player
@@ -41,17 +41,23 @@ def update(ra: float, rb: float, score_a: float, k: float = 16) -> tuple[float, 
 
 
 def online(
-    results: Iterable[PairResult], k: float = 16, initial: float = 1500.0
+    results: Iterable[PairResult],
+    k: float = 16,
+    initial: float = 1500.0,
+    start: Mapping[Player, float] | None = None,
 ) -> dict[Player, float]:
     """Ratings after replaying ``(a, b, score_a)`` results in order; newcomers start at
-    ``initial``."""
+    ``initial``. ``start``: ratings to go on from (left as they are: the answer is a new
+    dict), so that ``online(more, start=online(some))`` is ``online(some + more)``."""
     _check_k(k)
     _check_rating("initial", initial)
-    ratings: dict[Player, float] = {}
+    ratings: dict[Player, float] = dict(start or {})
     for number, result in enumerate(results):
         a, b, score = _unpack(result, number)
         ra, rb = ratings.get(a, initial), ratings.get(b, initial)
-        ratings[a], ratings[b] = update(ra, rb, score, k)
+        # update()'s arithmetic, without checking again the ratings this loop made
+        change = k * (score - logistic((ra - rb) / ELO_PER_NAT))
+        ratings[a], ratings[b] = ra + change, rb - change
     return ratings
 
 

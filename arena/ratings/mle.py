@@ -30,8 +30,10 @@ number of games only costs one pass to aggregate them.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Real
 
@@ -40,6 +42,7 @@ import scipy.linalg
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit, ndtri
+from threadpoolctl import ThreadpoolController
 
 from arena.ratings.elo import ELO_PER_NAT
 from arena.ratings.results import PairResult, Player
@@ -233,6 +236,92 @@ def tabulate_arrays(
         draws=_read_only(draws),
         losses=_read_only(losses),
     )
+
+
+def tabulate_counts(
+    counts: Mapping[tuple[Player, Player], Sequence[int]], players: Sequence[Player]
+) -> PairTable:
+    """Results already counted per pair: ``counts[a, b] = (wins of a, draws, wins of b)``,
+    one key per pair, for ``players`` in that order (each must have a game). The table is
+    the one :func:`tabulate` makes of the same results with the players in that order, to
+    the last bit (sums of wins and halves are exact), so a tally kept as results arrive
+    fits as the results themselves would."""
+    players = tuple(players)
+    index = {p: k for k, p in enumerate(players)}
+    first = np.empty(len(counts), np.int64)
+    second = np.empty(len(counts), np.int64)
+    tally = np.empty((len(counts), 3), np.int64)
+    for k, ((a, b), row) in enumerate(counts.items()):
+        for player in (a, b):
+            if player not in index:
+                raise ValueError(f"pair {(a, b)!r}: {player!r} is not in players")
+        first[k], second[k] = index[a], index[b]
+        tally[k] = row
+    return tabulate_tallies(first, second, tally, players)
+
+
+def tabulate_tallies(
+    first: np.ndarray, second: np.ndarray, tally: np.ndarray, players: Sequence[Player]
+) -> PairTable:
+    """:func:`tabulate_counts` of arrays: pair ``k`` is ``players[first[k]]`` against
+    ``players[second[k]]``, ``tally[k]`` = (wins of the first, draws, wins of the second);
+    one row per pair (rows of no games are left out)."""
+    players = tuple(players)
+    _check_distinct(players)
+    n = len(players)
+    first, second = np.asarray(first, np.int64), np.asarray(second, np.int64)
+    tally = np.asarray(tally, np.int64).reshape(-1, 3)
+    if (tally < 0).any():
+        raise ValueError("counts of wins and draws must be >= 0")
+    if (first == second).any():
+        k = int(np.flatnonzero(first == second)[0])
+        raise ValueError(f"pair {k}: {players[first[k]]!r} cannot play itself")
+    games = tally.sum(axis=1)
+    played = games > 0
+    first, second, tally, games = first[played], second[played], tally[played], games[played]
+    # each pair as (lower index, higher index), in the order tabulate_arrays gives them
+    swap = first > second
+    low, high = np.where(swap, second, first), np.where(swap, first, second)
+    keys = low * n + high
+    order = np.argsort(keys, kind="stable")
+    if (np.diff(keys[order]) == 0).any():
+        raise ValueError("each pair of players must have one row, not two")
+    wins_low = np.where(swap, tally[:, 2], tally[:, 0])[order]
+    wins_high = np.where(swap, tally[:, 0], tally[:, 2])[order]
+    draws = tally[:, 1][order]
+    low, high, games = low[order], high[order], games[order]
+    wins = np.bincount(low, wins_low, n) + np.bincount(high, wins_high, n)
+    losses = np.bincount(low, wins_high, n) + np.bincount(high, wins_low, n)
+    drawn = np.bincount(low, draws, n) + np.bincount(high, draws, n)
+    idle = np.flatnonzero(wins + drawn + losses == 0)
+    if idle.size:
+        raise ValueError(f"player {players[idle[0]]!r} has no games; leave it out")
+    if n < 2:
+        raise ValueError("ratings need at least 2 players")
+    return PairTable(
+        players=players,
+        first=_read_only(low),
+        second=_read_only(high),
+        games=_read_only(games.astype(float)),
+        points=_read_only(wins_low + draws / 2),
+        wins=_read_only(wins.astype(np.int64)),
+        draws=_read_only(drawn.astype(np.int64)),
+        losses=_read_only(losses.astype(np.int64)),
+    )
+
+
+@functools.cache
+def _blas() -> ThreadpoolController:
+    return ThreadpoolController()
+
+
+def one_blas_thread() -> contextlib.AbstractContextManager[object]:
+    """Run fits in one BLAS thread. A few hundred players fit fastest so, and on a busy
+    machine by far: OpenBLAS's threads wait on each other (a 500-player fit took 18x as
+    long with two threads as with one, on two cores shared with other work). A fit's
+    last bits depend on the thread count (its sums are split differently), so callers
+    that compare fits bit for bit (a leaderboard and its cache) fit in the same way."""
+    return _blas().limit(limits=1, user_api="blas")
 
 
 def fit(

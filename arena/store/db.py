@@ -23,6 +23,7 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Engine,
+    Select,
     and_,
     create_engine,
     delete,
@@ -210,6 +211,8 @@ class PlayedGame:
     bot_ids: list[str]
     places: list[int]
     forfeited: list[bool] = field(default_factory=list)
+    finished: datetime | None = None
+    tournament_id: str | None = None
 
 
 class Store:
@@ -981,40 +984,85 @@ class Store:
     # --- results for the ratings ------------------------------------------------------
 
     def boards(self) -> list[tuple[str, str]]:
-        """Every (game, variant key) with at least one finished match."""
+        """Every (game, variant key) with at least one finished match.
+
+        A walk along the board index, not a scan of every match: the next (game,
+        variant key) after the last one found, then whether it has a finished match; a
+        few index lookups a board, however many matches there are."""
+        first = select(MatchRow.game, MatchRow.variant_key).limit(1)
+        out: list[tuple[str, str]] = []
         with self.session() as s:
-            rows = s.execute(
-                select(MatchRow.game, MatchRow.variant_key)
-                .where(MatchRow.status == "finished")
-                .distinct()
-                .order_by(MatchRow.game, MatchRow.variant_key)
-            )
-            return [(g, v) for g, v in rows]
+            row = s.execute(first.order_by(MatchRow.game, MatchRow.variant_key)).first()
+            while row is not None:
+                game, variants = row[0], row[1]
+                finished = select(MatchRow.id).where(
+                    MatchRow.game == game,
+                    MatchRow.variant_key == variants,
+                    MatchRow.status == "finished",
+                )
+                if s.execute(finished.limit(1)).first() is not None:
+                    out.append((game, variants))
+                # the next variant set of this game, else the first of the next game (two
+                # seeks: a row-value comparison is not one on every database)
+                row = (
+                    s.execute(
+                        first.where(
+                            MatchRow.game == game, MatchRow.variant_key > variants
+                        ).order_by(MatchRow.variant_key)
+                    ).first()
+                    or s.execute(
+                        first.where(MatchRow.game > game).order_by(
+                            MatchRow.game, MatchRow.variant_key
+                        )
+                    ).first()
+                )
+        return out
 
     def played(
         self, game: str, variants: str | None = None, tournament_id: str | None = None
     ) -> list[PlayedGame]:
         """Finished matches of a game (and variant key, or tournament), oldest first."""
+        query = _played_query(game, variants)
+        if tournament_id is not None:
+            query = query.where(MatchRow.tournament_id == tournament_id)
+        games = self._played(query)
+        return [g for g in games if all(p > 0 for p in g.places)]
+
+    def finished_since(
+        self, game: str, variants: str, since: datetime | None = None
+    ) -> list[PlayedGame]:
+        """Finished matches of one board that finished at ``since`` or later (every one
+        if None), in the order of :meth:`played`, with their finish time and tournament.
+        A seat the result did not place has place 0 (:meth:`played` leaves such a match
+        out; here it is counted, to match :meth:`count_finished`)."""
+        query = _played_query(game, variants)
+        if since is not None:
+            query = query.where(MatchRow.finished >= since)
+        return self._played(query)
+
+    def count_finished(self, game: str, variants: str) -> int:
+        """How many matches of one board have finished (one index range: cheap)."""
         with self.session() as s:
-            query = (
-                select(MatchRow.id, SeatRow.bot_id, SeatRow.place, SeatRow.forfeit)
-                .join(SeatRow, SeatRow.match_id == MatchRow.id)
-                .where(MatchRow.game == game, MatchRow.status == "finished")
-                .order_by(MatchRow.finished, MatchRow.id, SeatRow.seat)
+            query = select(func.count()).where(
+                MatchRow.game == game,
+                MatchRow.variant_key == variants,
+                MatchRow.status == "finished",
             )
-            if variants is not None:
-                query = query.where(MatchRow.variant_key == variants)
-            if tournament_id is not None:
-                query = query.where(MatchRow.tournament_id == tournament_id)
+            return s.execute(query).scalar_one()
+
+    def _played(self, query: Select[Any]) -> list[PlayedGame]:
+        with self.session() as s:
             games: dict[str, PlayedGame] = {}
-            for match_id, bot_id, place, forfeit in s.execute(query):
+            for match_id, finished, tournament_id, bot_id, place, forfeit in s.execute(query):
                 played = games.get(match_id)
                 if played is None:
-                    played = games[match_id] = PlayedGame(match_id, [], [], [])
+                    played = games[match_id] = PlayedGame(
+                        match_id, [], [], [], finished, tournament_id
+                    )
                 played.bot_ids.append(bot_id)
                 played.places.append(place if place is not None else 0)
                 played.forfeited.append(forfeit is not None)
-        return [g for g in games.values() if all(p > 0 for p in g.places)]
+        return list(games.values())
 
     def save_ratings(self, game: str, variants: str, rows: Iterable[RatingRow]) -> None:
         """Replace the stored leaderboard of one game and variant set.
@@ -1108,6 +1156,26 @@ def _find_recurring(s: Session, recurring_id: str, lock: bool = False) -> Recurr
         rows = list(s.scalars(query.with_for_update() if lock else query))
         row = rows[0] if len(rows) == 1 else None
     return row
+
+
+def _played_query(game: str, variants: str | None) -> Select[Any]:
+    """Finished matches of a game (and variant key) with their seats, oldest first."""
+    query = (
+        select(
+            MatchRow.id,
+            MatchRow.finished,
+            MatchRow.tournament_id,
+            SeatRow.bot_id,
+            SeatRow.place,
+            SeatRow.forfeit,
+        )
+        .join(SeatRow, SeatRow.match_id == MatchRow.id)
+        .where(MatchRow.game == game, MatchRow.status == "finished")
+        .order_by(MatchRow.finished, MatchRow.id, SeatRow.seat)
+    )
+    if variants is not None:
+        query = query.where(MatchRow.variant_key == variants)
+    return query
 
 
 def as_utc(moment: datetime) -> datetime:

@@ -172,7 +172,10 @@ class MatchRow(Base):
 
     __table_args__ = (
         UniqueConstraint("tournament_id", "match_key", name="uq_matches_tournament_key"),
-        Index("ix_matches_board", "game", "variant_key", "status"),
+        # a board's finished matches, and those since a moment (the web's cache)
+        Index("ix_matches_board", "game", "variant_key", "status", "finished"),
+        # the latest finished matches
+        Index("ix_matches_finished", "status", "finished"),
     )
 
 

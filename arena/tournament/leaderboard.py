@@ -14,16 +14,31 @@ Games, wins, draws and losses count *matches*: a win is a sole first place, a dr
 shared first place, a loss anything else. The score is the share of pairwise points.
 A match in which one bot version holds two seats says nothing about its strength and
 is left out.
+
+The figures are kept in two parts that more results only add to, so a reader that keeps
+them (the web app's cache, :mod:`arena.web.boards`) stays exact without reading every
+match again: :class:`Totals`, the sums that do not depend on the order of the matches
+(W/D/L, pairwise counts, and the MLE fitted from those counts, its players in the order
+of their ids), and :class:`Running`, the figures that do (online Elo, OpenSkill).
+:func:`compute` builds both from scratch, with the same code.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from arena.ratings import Leaderboard, fit, online, pairwise, rate
+from arena.ratings import (
+    Leaderboard,
+    Skills,
+    fit,
+    one_blas_thread,
+    online,
+    pairwise,
+    tabulate_counts,
+)
 from arena.store import PlayedGame, RatingRow, Store
 
 
@@ -57,48 +72,112 @@ def compute(
     store: Store, game: str, variants: str = "", tournament_id: str | None = None
 ) -> list[BoardRow]:
     """The leaderboard, best first (an empty list when nothing has finished)."""
-    played = [
-        g for g in store.played(game, variants, tournament_id=tournament_id) if counts(g.bot_ids)
-    ]
+    played = rated(store.played(game, variants, tournament_id=tournament_id))
     if not played:
         return []
-    return _rate(store, played)
+    return board_rows(Totals().add(played), Running().add(played), _labels(store))
 
 
-def counts(players: Sequence[str]) -> bool:
-    """Whether a game counts: not when one bot version holds two seats."""
-    return len(set(players)) == len(players)
+def rated(played: Iterable[PlayedGame]) -> list[PlayedGame]:
+    """The games a leaderboard counts: every seat placed, no bot version in two seats."""
+    return [
+        g for g in played if len(set(g.bot_ids)) == len(g.bot_ids) and all(p > 0 for p in g.places)
+    ]
 
 
 def ranking(games: Iterable[tuple[Sequence[str], Sequence[int]]]) -> Leaderboard | None:
     """The fit that orders a leaderboard, best first, of games given as (players in seat
     order, places): the table's order, and the leader a progress display shows while a
     tournament plays. None while no game counts."""
-    pairs = [
-        pair for players, places in games if counts(players) for pair in pairwise(players, places)
-    ]
-    return fit(pairs) if pairs else None
+    played = rated(PlayedGame("", list(players), list(places)) for players, places in games)
+    return Totals().add(played).fit() if played else None
 
 
-def _rate(store: Store, played: list[PlayedGame]) -> list[BoardRow]:
-    board = ranking((g.bot_ids, g.places) for g in played)
-    assert board is not None  # played holds games that count
-    pairs = [pair for g in played for pair in pairwise(g.bot_ids, g.places)]
-    live = online(pairs)
-    skills = rate((g.bot_ids, g.places) for g in played)
-    games: Counter[str] = Counter()
-    wins: Counter[str] = Counter()
-    draws: Counter[str] = Counter()
-    for g in played:
-        firsts = [b for b, p in zip(g.bot_ids, g.places, strict=True) if p == 1]
-        for bot in g.bot_ids:
-            games[bot] += 1
-        for bot in firsts:
-            if len(firsts) == 1:
-                wins[bot] += 1
-            else:
-                draws[bot] += 1
-    labels = {row.id: row.label for row in store.bots()}
+class Totals:
+    """What a board sums over its games, in any order: matches, wins and draws per bot,
+    and pairwise wins and draws per pair of bots. More games only add to it; the
+    maximum-likelihood fit is made from the pairwise counts (players in the order of
+    their ids, so that the fit depends on the results alone, never on their order) and
+    kept until more games come."""
+
+    def __init__(self) -> None:
+        self.matches = 0
+        self.games: Counter[str] = Counter()
+        self.wins: Counter[str] = Counter()
+        self.draws: Counter[str] = Counter()
+        #: (a, b) with a < b -> [wins of a, draws, wins of b]
+        self.pairs: dict[tuple[str, str], list[int]] = {}
+        #: bot -> opponent -> [wins, draws, losses] of the bot (views of ``pairs``)
+        self.against: dict[str, dict[str, tuple[list[int], bool]]] = defaultdict(dict)
+        self._fit: Leaderboard | None = None
+
+    def add(self, played: Iterable[PlayedGame]) -> Totals:
+        """Count more rated games (see :func:`rated`)."""
+        for g in played:
+            self.matches += 1
+            firsts = [b for b, p in zip(g.bot_ids, g.places, strict=True) if p == 1]
+            for bot in g.bot_ids:
+                self.games[bot] += 1
+            for bot in firsts:
+                if len(firsts) == 1:
+                    self.wins[bot] += 1
+                else:
+                    self.draws[bot] += 1
+            for a, b, score in pairwise(g.bot_ids, g.places):
+                if b < a:
+                    a, b, score = b, a, 1.0 - score
+                row = self.pairs.get((a, b))
+                if row is None:
+                    row = self.pairs[a, b] = [0, 0, 0]
+                    self.against[a][b] = (row, False)
+                    self.against[b][a] = (row, True)
+                row[0 if score == 1.0 else 1 if score == 0.5 else 2] += 1
+            self._fit = None
+        return self
+
+    def head_to_head(self, bot: str) -> dict[str, tuple[int, int, int]]:
+        """Each opponent of ``bot``: the pairs it placed ahead of, level with, behind."""
+        return {
+            other: (row[2], row[1], row[0]) if flipped else (row[0], row[1], row[2])
+            for other, (row, flipped) in self.against.get(bot, {}).items()
+        }
+
+    def fit(self) -> Leaderboard:
+        """The maximum-likelihood Elo of the games so far (fitted once per change)."""
+        if self._fit is None:
+            with one_blas_thread():
+                self._fit = fit(tabulate_counts(self.pairs, sorted(self.games)))
+        return self._fit
+
+
+class Running:
+    """What a board's games give in the order they finished: the online Elo and
+    OpenSkill. More games go on from where it stands; :meth:`copy` goes on apart."""
+
+    def __init__(self) -> None:
+        self.online: dict[str, float] = {}
+        self.skills = Skills()
+
+    def add(self, played: Sequence[PlayedGame]) -> Running:
+        """Rate more rated games, in the order they finished, after the others."""
+        pairs = [pair for g in played for pair in pairwise(g.bot_ids, g.places)]
+        self.online = online(pairs, start=self.online)
+        self.skills.add((g.bot_ids, g.places) for g in played)
+        return self
+
+    def copy(self) -> Running:
+        other = Running()
+        other.online = dict(self.online)
+        other.skills = self.skills.copy()
+        return other
+
+
+def board_rows(totals: Totals, running: Running, labels: dict[str, str]) -> list[BoardRow]:
+    """The leaderboard of these games, best first; ``labels``: bot id -> label."""
+    if not totals.matches:
+        return []
+    skills = running.skills.current()
+    games, wins, draws = totals.games, totals.wins, totals.draws
     return [
         BoardRow(
             rank=rank,
@@ -112,12 +191,16 @@ def _rate(store: Store, played: list[PlayedGame]) -> list[BoardRow]:
             elo=row.rating,
             elo_low=row.low,
             elo_high=row.high,
-            online_elo=live[row.player],
+            online_elo=running.online[row.player],
             mu=skills[row.player].mu,
             sigma=skills[row.player].sigma,
         )
-        for rank, row in enumerate(board, start=1)
+        for rank, row in enumerate(totals.fit(), start=1)
     ]
+
+
+def _labels(store: Store) -> dict[str, str]:
+    return {row.id: row.label for row in store.bots()}
 
 
 def refresh(store: Store, game: str, variants: str = "") -> list[BoardRow]:
@@ -132,11 +215,6 @@ def refresh(store: Store, game: str, variants: str = "") -> list[BoardRow]:
         ],
     )
     return rows
-
-
-def board_title(game: str, variants: str) -> str:
-    """A board's title: its game and variant set (``risk (missions, neutral)``)."""
-    return f"{game} ({variants.replace('+', ', ') if variants else 'classic'})"
 
 
 def render(rows: list[BoardRow], title: str) -> str:
@@ -157,3 +235,8 @@ def render(rows: list[BoardRow], title: str) -> str:
             f"{r.mu:>6.1f} ±{r.sigma:>4.1f}"
         )
     return "\n".join(lines)
+
+
+def board_title(game: str, variants: str) -> str:
+    """A board's title: its game and variant set (``risk (missions, neutral)``)."""
+    return f"{game} ({variants.replace('+', ', ') if variants else 'classic'})"

@@ -7,36 +7,55 @@ can change it. Every page is complete without JavaScript; every asset is served 
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from fastapi.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    Response,
+    StreamingResponse,
+)
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from arena.store.readonly import ReadOnlyStore
-from arena.web import data, svg
+from arena.web import data, live, svg
+from arena.web.boards import Boards
 
 HERE = Path(__file__).resolve().parent
 #: a page route: HTML, left out of the API's description (its twin under /api/ is in it)
 PAGE: dict[str, Any] = {"response_class": HTMLResponse, "include_in_schema": False}
 
 
-def create_app(db_url: str, referee: str | None = None) -> FastAPI:
+def create_app(db_url: str, referee: str | None = None, poll_s: float = live.POLL_S) -> FastAPI:
     """The app on the store at ``db_url``; ``referee`` (HOST:PORT), if given, is the
-    referee whose health the home page shows."""
+    referee whose health the home page shows; ``poll_s``: how often a running
+    tournament's event stream looks at the store."""
     from arena.plugins import load_registry
 
     store = ReadOnlyStore(db_url)
     registry = load_registry()
+    # the leaderboards, kept up to date from the results that arrive (arena.web.boards)
+    cache = Boards(store, watch=True)
+    # set as the server stops: the leaderboards' first read and the event streams end
+    stopping = threading.Event()
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        live.end_streams_on_signal(stopping)
+        threading.Thread(target=_warm, args=(cache, stopping), name="warm", daemon=True).start()
         yield
+        stopping.set()
+        cache.close()
         store.close()
 
     app = FastAPI(
@@ -48,6 +67,7 @@ def create_app(db_url: str, referee: str | None = None) -> FastAPI:
         redoc_url=None,
     )
     app.state.store = store
+    app.state.boards = cache
     app.state.referee = referee
     templates = Jinja2Templates(directory=HERE / "templates")
     templates.env.globals.update(bar=svg.bar, history_plot=svg.history_plot)
@@ -66,12 +86,37 @@ def create_app(db_url: str, referee: str | None = None) -> FastAPI:
 
     @app.get("/leaderboards", **PAGE)
     def leaderboards_page(request: Request) -> HTMLResponse:
-        return page(request, "leaderboards.html", boards=data.boards(store), title="Leaderboards")
+        return page(
+            request,
+            "leaderboards.html",
+            boards=data.boards(store, cache=cache),
+            title="Leaderboards",
+        )
+
+    # a leaderboard's table as HTML, drawn again only when its rows change: 500 rows
+    # take Jinja some 50 ms, the rest of the page 1 ms. By (game, variants, sort): the
+    # rows it was drawn from (a board keeps the same row dicts until it changes)
+    drawn: dict[tuple[str, str, str], tuple[list[dict[str, Any]], Markup]] = {}
+
+    def board_table(board: dict[str, Any]) -> Markup:
+        key = (board["game"], board["variants"], board["sort"])
+        rows = board["rows"]
+        kept = drawn.get(key)
+        if (
+            kept
+            and len(kept[0]) == len(rows)
+            and all(a is b for a, b in zip(kept[0], rows, strict=True))
+        ):
+            return kept[1]
+        html = templates.env.get_template("_macros.html").module.board_table(board)
+        drawn[key] = (rows, html)
+        return html
 
     @app.get("/leaderboards/{game}/{variants}", **PAGE)
     def leaderboard_page(request: Request, game: str, variants: str, sort: str = "rank"):
-        board = data.leaderboard(store, game, data.board_key(variants), sort)
-        return page(request, "leaderboard.html", board=board, title=board["title"])
+        board = data.leaderboard(store, game, data.board_key(variants), sort, boards=cache)
+        table = board_table(board)
+        return page(request, "leaderboard.html", board=board, table=table, title=board["title"])
 
     @app.get("/bots", **PAGE)
     def bots_page(request: Request) -> HTMLResponse:
@@ -79,7 +124,7 @@ def create_app(db_url: str, referee: str | None = None) -> FastAPI:
 
     @app.get("/bots/{name:path}", **PAGE)
     def bot_page(request: Request, name: str) -> HTMLResponse:
-        return page(request, "bot.html", bot=data.bot(store, name), title=name)
+        return page(request, "bot.html", bot=data.bot(store, name, cache), title=name)
 
     @app.get("/tournaments", **PAGE)
     def tournaments_page(request: Request) -> HTMLResponse:
@@ -104,9 +149,7 @@ def create_app(db_url: str, referee: str | None = None) -> FastAPI:
     # --- the API ----------------------------------------------------------------------
 
     async def _home() -> dict[str, Any]:
-        from starlette.concurrency import run_in_threadpool
-
-        home = await run_in_threadpool(data.home, store, registry)
+        home = await run_in_threadpool(data.home, store, registry, cache)
         home["referee"] = await _referee_status(referee) if referee else None
         return home
 
@@ -120,7 +163,7 @@ def create_app(db_url: str, referee: str | None = None) -> FastAPI:
     @app.get("/api/leaderboards", summary="every leaderboard (game and variant set)")
     def api_leaderboards() -> list[dict[str, Any]]:
         """Every game and variant set with a finished match, each with its whole table."""
-        return data.boards(store)
+        return data.boards(store, cache=cache)
 
     @app.get(
         "/api/leaderboards/{game}/{variants}.csv",
@@ -129,7 +172,7 @@ def create_app(db_url: str, referee: str | None = None) -> FastAPI:
     )
     def api_leaderboard_csv(game: str, variants: str, sort: str = "rank") -> Response:
         """The table as CSV (one row a bot version, the same columns as the JSON)."""
-        board = data.leaderboard(store, game, data.board_key(variants), sort)
+        board = data.leaderboard(store, game, data.board_key(variants), sort, boards=cache)
         name = f"leaderboard-{game}-{variants}.csv"
         return Response(
             data.leaderboard_csv(board),
@@ -143,7 +186,7 @@ def create_app(db_url: str, referee: str | None = None) -> FastAPI:
         `classic`. `sort`: rank (default), bot, games, wins, draws, losses, score,
         elo, openskill; `-COLUMN` for descending. Rows, numbers and (by rank) order
         are those of `arena leaderboard`."""
-        return data.leaderboard(store, game, data.board_key(variants), sort)
+        return data.leaderboard(store, game, data.board_key(variants), sort, boards=cache)
 
     @app.get("/api/bots", summary="every bot name with its versions")
     def api_bots() -> list[dict[str, Any]]:
@@ -154,7 +197,7 @@ def create_app(db_url: str, referee: str | None = None) -> FastAPI:
         """A bot by name (a house bot: `house:NAME`): its versions, and on each board
         it played: its versions' rows, their rating history (the MLE Elo after each
         tournament it played in) and head-to-head counts; its latest matches."""
-        return data.bot(store, name)
+        return data.bot(store, name, cache)
 
     @app.get("/api/tournaments", summary="every tournament, newest first")
     def api_tournaments() -> list[dict[str, Any]]:
@@ -166,6 +209,27 @@ def create_app(db_url: str, referee: str | None = None) -> FastAPI:
         """Progress (matches by status), entries, standings, crosstable, matches.
         A unique prefix of the id will do."""
         return data.tournament(store, tournament_id, sort)
+
+    @app.get(
+        "/api/tournaments/{tournament_id}/events",
+        summary="a tournament's page as it is played (server-sent events)",
+        response_class=StreamingResponse,
+    )
+    async def api_tournament_events(tournament_id: str) -> StreamingResponse:
+        """`text/event-stream`: a `tournament` event at once and at each change of its
+        status or progress (the store is looked at every second), whose data is JSON:
+        `status`, `matches`, `finished_matches`, `progress` and `html`, the live part of
+        the tournament's page; `end` once it has finished or stopped. A stream lasts a
+        minute at most: an EventSource connects again by itself."""
+        t = await run_in_threadpool(store.tournament, tournament_id)
+        if t is None:
+            raise data.NotFound(f"no tournament {tournament_id!r}")
+        live_part = templates.env.get_template("_tournament_live.html")
+        return StreamingResponse(
+            live.tournament_events(store, lambda t: live_part.render(t=t), t.id, stopping, poll_s),
+            media_type="text/event-stream",
+            headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
+        )
 
     @app.get("/api/matches/{match_id}", summary="one match")
     def api_match(match_id: str) -> dict[str, Any]:
@@ -190,6 +254,19 @@ def create_app(db_url: str, referee: str | None = None) -> FastAPI:
         )
 
     return app
+
+
+def _warm(cache: Boards, stop: threading.Event) -> None:
+    """Read every leaderboard once as the app starts, so that the first visitor does not
+    wait for it (a store of 200,000 matches takes a minute to read the first time)."""
+    try:
+        for game, variants in cache.listed():
+            if stop.is_set():
+                return
+            cache.table(cache.board(game, variants))
+    except Exception:
+        if not stop.is_set():  # the store closed under it at shutdown: nothing to say
+            raise
 
 
 async def _referee_status(address: str) -> dict[str, Any]:

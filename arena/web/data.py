@@ -1,14 +1,15 @@
 """What every page shows, as plain JSON-ready dicts: a page renders one of these, and
 its twin under ``/api/`` returns the same dict, so the two never disagree.
 
-Leaderboards come from :func:`arena.tournament.leaderboard.compute`, the function
-behind ``arena leaderboard`` (which stores what it computes; the web only reads), so the
-numbers and the order are the same. Secrets follow :mod:`arena.web.visibility`.
+Leaderboards come from :class:`arena.web.boards.Boards`, which keeps each board's
+figures (the web app keeps one for as long as it runs; a caller that passes none gets
+one for the call) with the code of :func:`arena.tournament.leaderboard.compute`, the
+function behind ``arena leaderboard``, so the numbers and the order are the same.
+Secrets follow :mod:`arena.web.visibility`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter, defaultdict
 from datetime import datetime
 from typing import Any
@@ -16,11 +17,12 @@ from typing import Any
 import orjson
 from sqlalchemy import func, select
 
-from arena.ratings import fit, pairwise
+from arena.ratings import pairwise
 from arena.store import BotRow, MatchRow, SeatRow, Store, TournamentRow, variant_key
 from arena.store.db import as_utc
-from arena.tournament.leaderboard import BoardRow, board_title, compute
-from arena.web import visibility
+from arena.tournament.leaderboard import board_title, compute
+from arena.web import live, visibility
+from arena.web.boards import Boards, board_row
 
 CLASSIC = "classic"  # the URL segment of the variant set "" (the classic game)
 #: the columns a leaderboard sorts by (``?sort=COLUMN`` or ``?sort=-COLUMN``)
@@ -56,10 +58,6 @@ def _time(moment: datetime | None) -> str | None:
     return as_utc(moment).isoformat(timespec="seconds") if moment else None
 
 
-def board_row(row: BoardRow, name: str) -> dict[str, Any]:
-    return {**dataclasses.asdict(row), "name": name}
-
-
 # --- leaderboards ---------------------------------------------------------------------
 
 
@@ -74,15 +72,24 @@ def sort_rows(rows: list[dict[str, Any]], sort: str) -> list[dict[str, Any]]:
 
 
 def leaderboard(
-    store: Store, game: str, variants: str, sort: str = "rank", tournament_id: str | None = None
+    store: Store,
+    game: str,
+    variants: str,
+    sort: str = "rank",
+    tournament_id: str | None = None,
+    boards: Boards | None = None,
 ) -> dict[str, Any]:
-    if tournament_id is None and (game, variants) not in store.boards():
-        raise NotFound(f"no finished match of {board_title(game, variants)} yet")
-    names = _bot_names(store)
-    rows = [
-        board_row(r, names.get(r.bot_id, r.label))
-        for r in compute(store, game, variants, tournament_id)
-    ]
+    """A board's table (``tournament_id``: the standings of that tournament's matches)."""
+    if tournament_id is None:
+        boards = boards or Boards(store)
+        board = boards.board(game, variants)
+        if not board.known:
+            raise NotFound(f"no finished match of {board_title(game, variants)} yet")
+        rows = boards.table(board)
+    else:
+        names = _bot_names(store)
+        found = compute(store, game, variants, tournament_id)
+        rows = [board_row(r, names.get(r.bot_id, r.label)) for r in found]
     return {
         "game": game,
         "variants": variants,
@@ -104,10 +111,13 @@ def _scale(rows: list[dict[str, Any]]) -> dict[str, float]:
     return {"low": low - pad, "high": high + pad}
 
 
-def boards(store: Store, top: int | None = None) -> list[dict[str, Any]]:
+def boards(
+    store: Store, top: int | None = None, cache: Boards | None = None
+) -> list[dict[str, Any]]:
+    cache = cache or Boards(store)
     out = []
-    for game, variants in store.boards():
-        board = leaderboard(store, game, variants)
+    for game, variants in cache.listed():
+        board = leaderboard(store, game, variants, boards=cache)
         if top is not None:
             board["rows"] = board["rows"][:top]
         out.append(board)
@@ -137,7 +147,7 @@ def leaderboard_csv(board: dict[str, Any]) -> str:
 # --- home -----------------------------------------------------------------------------
 
 
-def home(store: Store, registry: Any) -> dict[str, Any]:
+def home(store: Store, registry: Any, cache: Boards | None = None) -> dict[str, Any]:
     games = []
     for name, game in sorted(registry.games.items()):
         variants = sorted(v.name for (g, _), v in registry.variants.items() if g == name)
@@ -149,12 +159,12 @@ def home(store: Store, registry: Any) -> dict[str, Any]:
                 "variants": variants,
             }
         )
-    running = [t for t in tournaments(store) if t["status"] == "running"]
+    cache = cache or Boards(store)
     return {
         "games": games,
-        "boards": boards(store, top=5),
-        "running": running,
-        "recent": recent_matches(store, limit=10),
+        "boards": boards(store, top=5, cache=cache),
+        "running": running_tournaments(store),
+        "recent": recent_matches(store, limit=10, cache=cache),
     }
 
 
@@ -189,14 +199,17 @@ def _match_summary(match: MatchRow, seats: list[SeatRow], names: dict[str, str])
     }
 
 
-def _summaries(store: Store, matches: list[MatchRow]) -> list[dict[str, Any]]:
+def _summaries(
+    store: Store, matches: list[MatchRow], cache: Boards | None = None
+) -> list[dict[str, Any]]:
     seats = store.match_seats([m.id for m in matches])
-    names = _bot_names(store)
+    seated = {seat.bot_id for rows in seats.values() for seat in rows}
+    names = cache.names(seated) if cache else _bot_names(store)
     return [_match_summary(m, seats[m.id], names) for m in matches]
 
 
 def recent_matches(
-    store: Store, limit: int, bot_ids: list[str] | None = None
+    store: Store, limit: int, bot_ids: list[str] | None = None, cache: Boards | None = None
 ) -> list[dict[str, Any]]:
     """The latest finished matches (of these bot versions, if given), newest first."""
     with store.session() as s:
@@ -206,7 +219,7 @@ def recent_matches(
             query = query.where(MatchRow.id.in_(seated))
         query = query.order_by(MatchRow.finished.desc(), MatchRow.id.desc()).limit(limit)
         matches = list(s.scalars(query))
-    return _summaries(store, matches)
+    return _summaries(store, matches, cache)
 
 
 def match(store: Store, match_id: str) -> dict[str, Any]:
@@ -318,6 +331,14 @@ def tournaments(store: Store) -> list[dict[str, Any]]:
     return [_tournament_summary(store, t) for t in reversed(store.tournaments())]
 
 
+def running_tournaments(store: Store) -> list[dict[str, Any]]:
+    """The tournaments being played, newest first."""
+    with store.session() as s:
+        rows = list(s.scalars(select(TournamentRow).where(TournamentRow.status == "running")))
+    rows.sort(key=lambda t: as_utc(t.created), reverse=True)
+    return [_tournament_summary(store, t) for t in rows]
+
+
 def tournament(store: Store, tournament_id: str, sort: str = "rank") -> dict[str, Any]:
     t = store.tournament(tournament_id)
     if t is None:
@@ -335,6 +356,8 @@ def tournament(store: Store, tournament_id: str, sort: str = "rank") -> dict[str
         "replays_hidden": None
         if visibility.tournament_seed_visible(t)
         else (visibility.TOURNAMENT_HIDES),
+        # still to change: its page follows /api/tournaments/ID/events (arena.web.live)
+        "live": t.status in live.LIVE,
     }
 
 
@@ -402,16 +425,23 @@ def _version(row: BotRow) -> dict[str, Any]:
     }
 
 
-def bot(store: Store, name: str) -> dict[str, Any]:
-    versions = [row for row in store.bots() if row.name == name]
+def bot(store: Store, name: str, cache: Boards | None = None) -> dict[str, Any]:
+    with store.session() as s:
+        query = select(BotRow).where(BotRow.name == name).order_by(BotRow.version)
+        versions = list(s.scalars(query))
     if not versions:
         raise NotFound(f"no bot named {name!r}")
+    cache = cache or Boards(store)
     ids = [row.id for row in versions]
     mine = set(ids)
     sections = []
     for game, variants in _boards_of(store, ids):
-        played = store.played(game, variants)
-        rows = [board_row(r, name) for r in compute(store, game, variants) if r.bot_id in mine]
+        board = cache.board(game, variants)
+        rows = [r for r in cache.table(board) if r["bot_id"] in mine]
+        with board.lock:
+            history = board.history(mine, HISTORY_POINTS)
+            tallies = {me: board.totals.head_to_head(me) for me in ids}
+        labels = cache.labels([*ids, *(other for t in tallies.values() for other in t)])
         sections.append(
             {
                 "game": game,
@@ -419,15 +449,15 @@ def bot(store: Store, name: str) -> dict[str, Any]:
                 "segment": board_segment(variants),
                 "title": board_title(game, variants),
                 "rows": rows,
-                "history": rating_history(store, game, variants, played, mine),
-                "head_to_head": head_to_head(store, played, mine),
+                "history": [{"label": labels.get(p.pop("bot_id"), ""), **p} for p in history],
+                "head_to_head": head_to_head(tallies, labels),
             }
         )
     return {
         "name": name,
         "versions": [_version(row) for row in versions],
         "boards": sections,
-        "recent": recent_matches(store, limit=20, bot_ids=ids),
+        "recent": recent_matches(store, limit=20, bot_ids=ids, cache=cache),
     }
 
 
@@ -443,79 +473,26 @@ def _boards_of(store: Store, bot_ids: list[str]) -> list[tuple[str, str]]:
         return [(g, v) for g, v in rows]
 
 
-def head_to_head(store: Store, played: list[Any], mine: set[str]) -> list[dict[str, Any]]:
-    """Each (version, opponent) pair: matches together; placed ahead, level, behind."""
-    labels = {row.id: row.label for row in store.bots()}
-    tally: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
-    for g in played:
-        if len(set(g.bot_ids)) != len(g.bot_ids):
-            continue  # left out of the ratings too
-        for me, my_place in zip(g.bot_ids, g.places, strict=True):
-            if me not in mine:
-                continue
-            for other, place in zip(g.bot_ids, g.places, strict=True):
-                if other == me:
-                    continue
-                counts = tally[me, other]
-                counts[0 if my_place < place else 1 if my_place == place else 2] += 1
-    out = []
-    for (me, other), (ahead, level, behind) in tally.items():
-        games = ahead + level + behind
-        out.append(
-            {
-                "label": labels.get(me, me),
-                "opponent": labels.get(other, other),
-                "opponent_name": labels.get(other, other).rsplit("@", 1)[0],
-                "games": games,
-                "ahead": ahead,
-                "level": level,
-                "behind": behind,
-                "score": (ahead + level / 2) / games,
-            }
-        )
-    return sorted(out, key=lambda r: (r["label"], r["opponent"]))
-
-
-def rating_history(
-    store: Store, game: str, variants: str, played: list[Any], mine: set[str]
+def head_to_head(
+    tallies: dict[str, dict[str, tuple[int, int, int]]], labels: dict[str, str]
 ) -> list[dict[str, Any]]:
-    """The MLE Elo of each version as the leaderboard stood after each tournament it
-    played in had finished (a match outside tournaments counts as one of its own).
-
-    MLE Elo is a fit of all the board's results at once, not a running figure: a
-    point is the whole board refitted on every match finished by then, with its 95%
-    interval, so it says what the leaderboard said at that moment."""
-    with store.session() as s:
-        owners = dict(
-            s.execute(
-                select(MatchRow.id, MatchRow.tournament_id).where(
-                    MatchRow.game == game,
-                    MatchRow.variant_key == variants,
-                    MatchRow.status == "finished",
-                )
-            ).all()
-        )
-    valid = [g for g in played if len(set(g.bot_ids)) == len(g.bot_ids)]
-    # each group (a tournament, or a lone match) one of ours played in ends with the last
-    # of its matches to finish, whoever played that one
-    groups = [owners.get(g.match_id) or g.match_id for g in valid]
-    ours = {group for group, g in zip(groups, valid, strict=True) if mine & set(g.bot_ids)}
-    ends = {group: index for index, group in enumerate(groups) if group in ours}
-    labels = {row.id: row.label for row in store.bots()}
-    points = []
-    for group, end in sorted(ends.items(), key=lambda item: item[1])[-HISTORY_POINTS:]:
-        board = fit(pair for g in valid[: end + 1] for pair in pairwise(g.bot_ids, g.places))
-        for row in board.rows:
-            if row.player in mine:
-                points.append(
-                    {
-                        "label": labels.get(row.player, row.player),
-                        "after": group,
-                        "is_tournament": group in owners.values(),
-                        "matches": end + 1,
-                        "elo": row.rating,
-                        "elo_low": row.low,
-                        "elo_high": row.high,
-                    }
-                )
-    return points
+    """Each (version, opponent) pair: in how many matches the version placed ahead of,
+    level with, behind the opponent (each pair of seats of a match counts, as in the
+    ratings; a match with a bot in two seats is left out, as there)."""
+    out = []
+    for me, opponents in tallies.items():
+        for other, (ahead, level, behind) in opponents.items():
+            games = ahead + level + behind
+            out.append(
+                {
+                    "label": labels.get(me, me),
+                    "opponent": labels.get(other, other),
+                    "opponent_name": labels.get(other, other).rsplit("@", 1)[0],
+                    "games": games,
+                    "ahead": ahead,
+                    "level": level,
+                    "behind": behind,
+                    "score": (ahead + level / 2) / games,
+                }
+            )
+    return sorted(out, key=lambda r: (r["label"], r["opponent"]))

@@ -67,6 +67,14 @@ def test_online_depends_on_the_order():
     assert forward["a"] < 1500 < backward["a"]
 
 
+def test_online_goes_on_from_ratings_it_gave_to_the_last_bit():
+    results = [("a", "b", 1.0), ("b", "c", 0.5), ("c", "a", 0.0), ("a", "d", 0.5)] * 5
+    start = online(results[:7])
+    kept = dict(start)
+    assert online(results[7:], start=start) == online(results)
+    assert start == kept  # the ratings it went on from are left as they were
+
+
 def test_online_initial_rating_is_configurable():
     assert online([("a", "b", 0.5)], initial=1000.0) == {"a": 1000.0, "b": 1000.0}
 

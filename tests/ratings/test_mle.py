@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from arena.ratings.mle import fit, tabulate, tabulate_arrays
+from arena.ratings.mle import fit, tabulate, tabulate_arrays, tabulate_counts
 
 ELO_PER_NAT = 400 / math.log(10)
 Z95 = 1.959963984540054
@@ -182,6 +182,46 @@ def test_tabulate_sums_both_orientations_of_a_pair():
     assert table.wins.tolist() == [1, 1] and table.draws.tolist() == [1, 1]
     with pytest.raises(ValueError, match="read-only"):
         table.games[0] = 0  # a table is a value: fit it, never edit it
+
+
+def test_tabulate_counts_is_tabulate_of_the_same_results_to_the_last_bit():
+    rng = random.Random(12)
+    players = [f"p{k}" for k in range(9)]
+    results = []
+    for _ in range(400):
+        a, b = rng.sample(players, 2)
+        results.append((a, b, rng.choice([1.0, 0.5, 0.0])))
+    counts: dict[tuple[str, str], list[int]] = {}
+    for a, b, score in results:  # one key per pair, whichever seat order they met in
+        if b < a:
+            a, b, score = b, a, 1.0 - score
+        counts.setdefault((a, b), [0, 0, 0])[{1.0: 0, 0.5: 1, 0.0: 2}[score]] += 1
+    order = sorted(players, reverse=True)  # any order: the table follows it
+    index = {p: k for k, p in enumerate(order)}
+    a, b, s = zip(*results, strict=True)
+    expected = tabulate_arrays(
+        np.array([index[p] for p in a]), np.array([index[p] for p in b]), np.array(s), order
+    )
+    table = tabulate_counts(counts, order)
+    for name in ("first", "second", "games", "points", "wins", "draws", "losses"):
+        got, want = getattr(table, name), getattr(expected, name)
+        assert got.dtype == want.dtype and np.array_equal(got, want), name
+    assert [(r.player, r.rating, r.low, r.high) for r in fit(table)] == [
+        (r.player, r.rating, r.low, r.high) for r in fit(expected)
+    ]
+
+
+def test_tabulate_counts_refuses_what_it_cannot_count():
+    with pytest.raises(ValueError, match=r"'c' is not in players"):
+        tabulate_counts({("a", "c"): (1, 0, 0)}, ["a", "b"])
+    with pytest.raises(ValueError, match="one row, not two"):
+        tabulate_counts({("a", "b"): (1, 0, 0), ("b", "a"): (0, 1, 0)}, ["a", "b"])
+    with pytest.raises(ValueError, match="'a' cannot play itself"):
+        tabulate_counts({("a", "a"): (1, 0, 0)}, ["a", "b"])
+    with pytest.raises(ValueError, match="player 'b' has no games"):
+        tabulate_counts({("a", "c"): (1, 0, 0)}, ["a", "b", "c"])
+    with pytest.raises(ValueError, match=">= 0"):
+        tabulate_counts({("a", "b"): (-1, 0, 0)}, ["a", "b"])
 
 
 def test_without_prior_an_undefeated_bot_is_refused():

@@ -7,7 +7,7 @@ import random
 import pytest
 from openskill.models import PlackettLuce
 
-from arena.ratings.openskill_ratings import Skill, rate
+from arena.ratings.openskill_ratings import Skill, Skills, rate
 from arena.ratings.results import Ranking
 
 
@@ -73,3 +73,12 @@ def test_tied_newcomers_stay_equal_and_ordinal_is_mu_minus_three_sigma():
 def test_bad_games_are_refused_with_their_number():
     with pytest.raises(ValueError, match=r"game 1: places\[0\] must be >= 1"):
         rate([(["a", "b"], [1, 2]), (["a", "b"], [0, 1])])
+
+
+def test_skills_go_on_game_by_game_and_a_copy_goes_on_apart():
+    games = random_games(seed=3, count=40)
+    skills = Skills().add(games[:25])
+    copy = skills.copy()
+    assert skills.add(games[25:]).current() == rate(games)  # to the last bit
+    assert copy.current() == rate(games[:25])  # untouched by the other's games
+    assert copy.add(games[25:]).current() == rate(games)

@@ -293,13 +293,17 @@ def test_tournament_show_lists_running_matches_with_age_worker_referee_and_lease
     assert main(["tournament", "show", tournament.id, "--db", database_url]) == 0
     out = capsys.readouterr().out
     lines = {line.split()[0]: line for line in out.split("running now:\n")[1].splitlines()[:2]}
-    assert re.fullmatch(
+    left = re.fullmatch(
         rf"    {live}  for \d+ s \(attempt 1\)  worker w1@box pid 7  "
-        r"referee 127\.0\.0\.1:50051  lease (59|60) s left",
+        r"referee 127\.0\.0\.1:50051  lease (\d+) s left",
         lines[live],
-    ), lines[live]
-    assert re.fullmatch(
+    )
+    assert left, lines[live]
+    lapsed = re.fullmatch(
         rf"    {stalled}  for \d+ s \(attempt 1\)  worker w2@box pid 9  "
-        r"referee in-process  lease lapsed (89|90) s ago",
+        r"referee in-process  lease lapsed (\d+) s ago",
         lines[stalled],
-    ), lines[stalled]
+    )
+    assert lapsed, lines[stalled]
+    # the seconds since the claims: a few on a busy machine (91 s was seen under load)
+    assert 55 <= int(left[1]) <= 60 and 89 <= int(lapsed[1]) <= 95, (left[1], lapsed[1])

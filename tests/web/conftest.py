@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import re
 import shutil
-import socket
 import uuid
 from contextlib import redirect_stdout
 from dataclasses import dataclass
@@ -186,9 +185,3 @@ def pages(client: Any) -> list[str]:
         for m in client.get(f"/api/tournaments/{t['tournament_id']}").json()["match_list"]:
             paths += [f"/matches/{m['match_id']}", f"/api/matches/{m['match_id']}"]
     return paths
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]

@@ -17,6 +17,7 @@ from arena.tournament.executor import LocalExecutor
 from arena.tournament.leaderboard import compute
 from arena.tournament.runner import create_tournament, run_tournament
 from arena.web import create_app
+from arena.web.browser import free_port
 
 from .conftest import (
     STRATEGO,
@@ -25,7 +26,6 @@ from .conftest import (
     Tables,
     as_cli,
     cli_leaderboard,
-    free_port,
     page_board_rows,
     pages,
 )

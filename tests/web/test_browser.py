@@ -6,68 +6,37 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
-from .conftest import XSS, Filled, cli_leaderboard, free_port
+from arena.web.browser import (
+    CHROMIUM,
+    README_SHOTS,
+    VIEWPORT,
+    chromium,
+    new_page,
+    readme_shots,
+    serve,
+)
+from arena.web.browser import shoot as browser_shoot
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from .conftest import XSS, Filled, cli_leaderboard
 
 
 @pytest.fixture(scope="module")
 def server(filled: Filled) -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "web", "--db", str(filled.path), "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(base + "/", timeout=5) as answer:
-                    assert answer.status == 200
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    process.kill()
-                    said = process.communicate()[0]
-                    raise AssertionError(f"arena web did not start: {said}") from None
-                time.sleep(0.2)
+    with serve(filled.path) as base:
         yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     assert os.path.exists(CHROMIUM), "run scripts/ensure_chromium.sh (make test does)"
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium() as opened:
+        yield opened
 
 
 @pytest.fixture
@@ -78,8 +47,7 @@ def shots(tmp_path: Path) -> Path:
 
 
 def shoot(page: Page, folder: Path, name: str, full_page: bool = True) -> Path:
-    path = folder / f"{name}.png"
-    page.screenshot(path=str(path), full_page=full_page)
+    path = browser_shoot(page, folder, name, full_page=full_page)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     return path
 
@@ -97,10 +65,7 @@ def test_pages_without_javascript_leaderboard_to_bot_to_match(
     server: str, browser: Browser, filled: Filled, copy: Path, shots: Path
 ):
     expected = cli_leaderboard(copy, "risk")
-    context = browser.new_context(
-        java_script_enabled=False, viewport={"width": 1280, "height": 900}
-    )
-    page = context.new_page()
+    page = new_page(browser, javascript=False)
     try:
         page.goto(server + "/")
         assert page.get_by_role("navigation", name="main").get_by_role(
@@ -148,7 +113,7 @@ def test_pages_without_javascript_leaderboard_to_bot_to_match(
         assert page.get_by_role("heading", name="GET /api/home").is_visible()
         shoot(page, shots, "api")
     finally:
-        context.close()
+        page.context.close()
 
 
 def test_a_bot_named_like_a_script_shows_as_text_and_runs_nothing(
@@ -167,3 +132,18 @@ def test_a_bot_named_like_a_script_shows_as_text_and_runs_nothing(
         assert dialogs == []
     finally:
         page.close()
+
+
+def test_the_readme_pictures_are_made_by_the_code_the_tests_use(
+    server: str, browser: Browser, shots: Path
+):
+    from PIL import Image
+
+    made = readme_shots(browser, server, shots)
+    assert set(made) == set(README_SHOTS)
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    for name, path in made.items():
+        assert f"(docs/images/{name}.png)" in readme  # what scripts/screenshots.py writes
+        with Image.open(path) as image:
+            assert image.format == "PNG" and image.mode == "P"  # made small: a palette
+            assert image.width == VIEWPORT["width"] and image.height >= 200

@@ -11,8 +11,9 @@ from fastapi.testclient import TestClient
 
 from arena.cli import main
 from arena.web import create_app
+from arena.web.browser import free_port
 
-from .conftest import Filled, free_port
+from .conftest import Filled
 
 
 def test_a_missing_store_is_one_line_and_no_server(tmp_path: Path, capsys):

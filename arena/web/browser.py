@@ -1,0 +1,163 @@
+"""Arena's pages in a real browser: ``arena web`` as a process, Debian's Chromium driven
+by Playwright, and screenshots as small PNGs.
+
+The browser tests (``tests/web``) and ``scripts/screenshots.py`` (the README's images)
+use these same functions, so the README shows what the tests look at. Playwright and
+Pillow come with the ``dev`` extra (``pip install -e .[dev]``); Chromium is Debian's
+(``scripts/ensure_chromium.sh``): Playwright never downloads a browser here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+#: the window the pages are looked at (and shot) in
+VIEWPORT = {"width": 1200, "height": 800}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serve(db: Path | str, timeout_s: float = 60.0) -> Iterator[str]:
+    """``arena web`` on the store ``db`` as a process of its own, on a free port: its
+    base URL once it answers; stopped (SIGTERM) after."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "web", "--db", str(db), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                with urllib.request.urlopen(base + "/", timeout=5) as answer:
+                    if answer.status == 200:
+                        break
+            except OSError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                said = process.communicate()[0]
+                raise RuntimeError(f"arena web did not start: {said}")
+            time.sleep(0.2)
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[Browser]:
+    """Debian's Chromium, headless, driven by Playwright."""
+    from playwright.sync_api import sync_playwright
+
+    if not os.path.exists(CHROMIUM):
+        raise RuntimeError(f"no Chromium at {CHROMIUM}: run scripts/ensure_chromium.sh")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def new_page(browser: Browser, javascript: bool = True) -> Page:
+    """A page in a context of its own, in :data:`VIEWPORT`."""
+    context = browser.new_context(java_script_enabled=javascript, viewport=VIEWPORT)
+    return context.new_page()
+
+
+def shoot(page: Page, folder: Path, name: str, full_page: bool = True, **options: Any) -> Path:
+    """Save ``folder/name.png``: the page as Chromium draws it, made small (at most 256
+    colours, which a page of text and flat colours loses nothing visible to, and
+    compressed at Pillow's best)."""
+    from PIL import Image
+
+    size = page.viewport_size
+    if full_page and size:
+        # the whole page and no more: a short page would be padded to the window's height
+        page.set_viewport_size({"width": size["width"], "height": 200})
+    try:
+        png = page.screenshot(full_page=full_page, **options)
+    finally:
+        if full_page and size:
+            page.set_viewport_size(size)
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    small = image.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.png"
+    small.save(path, optimize=True)
+    return path
+
+
+#: the README's pictures: name -> what they show
+README_SHOTS = {
+    "leaderboard": "the classic Risk leaderboard",
+    "risk-replay": "a finished Risk match's page (its replay viewer)",
+}
+
+
+def readme_shots(browser: Browser, base: str, folder: Path) -> dict[str, Path]:
+    """The README's pictures of the app at ``base``, saved in ``folder``: the classic
+    Risk leaderboard, and the page of a finished classic Risk match (the longest of the
+    first tournament's). The browser tests make them with this same function."""
+    import json
+
+    page = new_page(browser)
+    try:
+        page.goto(f"{base}/leaderboards/risk/classic")
+        page.get_by_role("table").first.wait_for()
+        shots = {"leaderboard": shoot(page, folder, "leaderboard")}
+        with urllib.request.urlopen(f"{base}/api/tournaments") as answer:
+            tournaments = json.load(answer)
+        risk = next(t for t in reversed(tournaments) if t["game"] == "risk" and t["variants"] == "")
+        with urllib.request.urlopen(f"{base}/api/tournaments/{risk['tournament_id']}") as answer:
+            matches = json.load(answer)["match_list"]
+        steps = {}
+        for m in matches:
+            with urllib.request.urlopen(f"{base}/api/matches/{m['match_id']}/events") as answer:
+                steps[m["match_id"]] = json.load(answer)["steps"]
+        longest = max(steps, key=lambda match_id: steps[match_id])
+        page.goto(f"{base}/matches/{longest}")
+        page.get_by_role("heading", name="Event log").wait_for()
+        # the window's worth: the page goes on with every step of the event log
+        shots["risk-replay"] = shoot(page, folder, "risk-replay", full_page=False)
+        return shots
+    finally:
+        page.context.close()
