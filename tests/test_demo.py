@@ -72,14 +72,14 @@ def board_bots(rows: list[str]) -> set[str]:
     return {m.group(1) for row in rows if (m := ROW.match(row))}
 
 
-def run_demo(tmp_path: Path, db: Path, *extra: str) -> str:
-    """Run ``arena demo`` with its smallest settings (and ``extra``) on ``db`` as a user
-    would; its output, once it has ended with status 0 and left nothing running."""
+def start_demo(tmp_path: Path, db: Path, *extra: str) -> tuple[subprocess.Popen[bytes], Path]:
+    """Start ``arena demo`` with its smallest settings (and ``extra``) on ``db``, in a
+    session of its own; the process, and the file its output goes to."""
     # the demo's logs go to a temporary directory: this test's
     env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONUNBUFFERED="1")
     out_path = tmp_path / "demo.out"
     command = [sys.executable, "-m", "arena.cli", "demo", "--risk-games", "1"]
-    command += ["--stratego-games", "1", "--db", str(db), "--quiet", "--no-web", *extra]
+    command += ["--stratego-games", "1", "--db", str(db), "--quiet", *extra]
     with out_path.open("wb") as out:
         child = subprocess.Popen(
             command,
@@ -90,6 +90,13 @@ def run_demo(tmp_path: Path, db: Path, *extra: str) -> str:
             stderr=subprocess.STDOUT,
             start_new_session=True,  # everything it starts is in this session
         )
+    return child, out_path
+
+
+def run_demo(tmp_path: Path, db: Path, *extra: str) -> str:
+    """Run ``arena demo`` with its smallest settings (and ``extra``) on ``db`` as a user
+    would; its output, once it has ended with status 0 and left nothing running."""
+    child, out_path = start_demo(tmp_path, db, "--no-web", *extra)
     session = child.pid
     try:
         code = child.wait(timeout=120)
@@ -231,21 +238,7 @@ def test_later_demos_on_a_database_play_its_bot_versions_under_a_legend(tmp_path
 def test_the_demo_ends_serving_its_results_on_the_web_until_ctrl_c(tmp_path: Path) -> None:
     """Without --no-web the demo serves its store with the web app, says where in one
     line, and stops cleanly on Ctrl-C (no traceback, nothing left running)."""
-    env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONUNBUFFERED="1")
-    out_path = tmp_path / "demo.out"
-    command = [sys.executable, "-m", "arena.cli", "demo", "--risk-games", "1"]
-    command += ["--stratego-games", "1", "--quiet", "--web-port", "0"]
-    command += ["--db", str(tmp_path / "arena.db")]
-    with out_path.open("wb") as out:
-        child = subprocess.Popen(
-            command,
-            cwd=tmp_path,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    child, out_path = start_demo(tmp_path, tmp_path / "arena.db", "--web-port", "0")
     session = child.pid
     try:
         deadline = time.monotonic() + 120
