@@ -227,6 +227,7 @@ class Board:
             n = len(order)
             counts = np.zeros((3, n * n), np.int64)
             done = 0
+            start: dict[str, float] | None = None
             for end in missing:
                 stop = log.ends[end]
                 a = rank[np.frombuffer(log.first[done:stop], np.int64)]
@@ -240,8 +241,10 @@ class Board:
                     counts[column] += np.bincount(keys_ab[flipped == column], minlength=n * n)
                 done = stop
                 with one_blas_thread():
-                    fitted = _fit_counts(counts, n, order, log)
+                    # from the fit of the last end: nearly the same games, fewer steps
+                    fitted = _fit_counts(counts, n, order, log, start)
                 self._remember((end + 1, log.match_ids[end]), fitted)
+                start = {bot: figures[0] for bot, figures in fitted.items()}
         out = []
         for key in keys:
             self.fits.move_to_end(key)
@@ -255,7 +258,7 @@ class Board:
 
 
 def _fit_counts(
-    counts: np.ndarray, n: int, order: list[int], log: Log
+    counts: np.ndarray, n: int, order: list[int], log: Log, start: dict[str, float] | None
 ) -> dict[str, tuple[float, float, float]]:
     """Fit pairwise counts held as (3, n * n) by rank: each bot's Elo and interval."""
     total = counts.sum(axis=0)
@@ -266,7 +269,7 @@ def _fit_counts(
     compact[present] = np.arange(len(present))
     players = [log.players[order[k]] for k in present]
     table = tabulate_tallies(compact[low], compact[high], counts[:, keys].T, players)
-    board = fit(table)
+    board = fit(table, start=start)
     return {row.player: (row.rating, row.low, row.high) for row in board}
 
 
