@@ -1040,14 +1040,17 @@ class Store:
             query = query.where(MatchRow.finished >= since)
         return self._played(query)
 
-    def count_finished(self, game: str, variants: str) -> int:
-        """How many matches of one board have finished (one index range: cheap)."""
+    def count_finished(self, game: str, variants: str, before: datetime | None = None) -> int:
+        """How many matches of one board have finished (before a moment, if given): one
+        range of the board index, no row read."""
         with self.session() as s:
             query = select(func.count()).where(
                 MatchRow.game == game,
                 MatchRow.variant_key == variants,
                 MatchRow.status == "finished",
             )
+            if before is not None:
+                query = query.where(MatchRow.finished < before)
             return s.execute(query).scalar_one()
 
     def _played(self, query: Select[Any]) -> list[PlayedGame]:

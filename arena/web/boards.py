@@ -1,7 +1,9 @@
 """The leaderboards the web shows, kept in the web process and brought up to date from
 the matches finished since the last look: a request reads every match only once.
 
-A request asks the store how many matches of the board have finished (one index range).
+A request asks the store whether anything was committed since the last look
+(:class:`Changes`), and if so how many matches of the board have finished (one index
+range).
 The same number as last time: nothing came, and the rows kept are the answer (the fit is
 not run again). Another number: the board reads the matches finished since a moment
 ``settled_before`` (the *tail*), adds the new ones to its :class:`Totals` (sums that do
@@ -15,8 +17,9 @@ order up to ``settled_before`` (``head``), a moment :data:`MARGIN` before the la
 match, and the tail after it as read: a new match that lands inside the tail, not after
 it, is seen when the tail is read again, and the running figures are replayed from the
 head. A match that lands before the tail (a writer that took longer than the margin to
-commit), or matches that come while the tail is being read, show as a count that does
-not add up; the board then reads again, and at worst starts again from every match.
+commit) shows in the count of the matches finished before the tail, which then no longer
+adds up: the board starts again from every match. Matches that come while the tail is
+read are read with it or at the next request, as the database's own reading sees them.
 Whichever path it takes, the rows are those :func:`arena.tournament.leaderboard.compute`
 gives on the same matches, to the last bit.
 
@@ -46,8 +49,6 @@ from arena.tournament.leaderboard import BoardRow, Running, Totals, board_rows, 
 #: how long before the latest finished match the order is taken as settled: longer than a
 #: writer takes from stamping a result to committing it (SQLite waits up to 60 s for a lock)
 MARGIN = timedelta(minutes=2)
-#: reads of the tail that find more matches than counted before starting again from all
-RETRIES = 3
 #: rating-history fits kept (each a few numbers per bot), the least recently used go
 HISTORY_FITS = 512
 
@@ -227,6 +228,7 @@ class Board:
             n = len(order)
             counts = np.zeros((3, n * n), np.int64)
             done = 0
+            start: dict[str, float] | None = None
             for end in missing:
                 stop = log.ends[end]
                 a = rank[np.frombuffer(log.first[done:stop], np.int64)]
@@ -240,8 +242,10 @@ class Board:
                     counts[column] += np.bincount(keys_ab[flipped == column], minlength=n * n)
                 done = stop
                 with one_blas_thread():
-                    fitted = _fit_counts(counts, n, order, log)
+                    # from the fit of the last end: nearly the same games, fewer steps
+                    fitted = _fit_counts(counts, n, order, log, start)
                 self._remember((end + 1, log.match_ids[end]), fitted)
+                start = {bot: figures[0] for bot, figures in fitted.items()}
         out = []
         for key in keys:
             self.fits.move_to_end(key)
@@ -255,7 +259,7 @@ class Board:
 
 
 def _fit_counts(
-    counts: np.ndarray, n: int, order: list[int], log: Log
+    counts: np.ndarray, n: int, order: list[int], log: Log, start: dict[str, float] | None
 ) -> dict[str, tuple[float, float, float]]:
     """Fit pairwise counts held as (3, n * n) by rank: each bot's Elo and interval."""
     total = counts.sum(axis=0)
@@ -266,7 +270,7 @@ def _fit_counts(
     compact[present] = np.arange(len(present))
     players = [log.players[order[k]] for k in present]
     table = tabulate_tallies(compact[low], compact[high], counts[:, keys].T, players)
-    board = fit(table)
+    board = fit(table, start=start)
     return {row.player: (row.rating, row.low, row.high) for row in board}
 
 
@@ -411,12 +415,11 @@ class Boards:
         store, game, variants = self.store, board.game, board.variants
         if store.count_finished(game, variants) == board.known:
             return
-        for _ in range(RETRIES):
-            fetched = store.finished_since(game, variants, board.settled_before)
-            # counted after reading: every match counted is one read, unless it finished
-            # before the tail (or came meanwhile: then read again)
-            if store.count_finished(game, variants) == board.settled + len(fetched):
-                board.take(fetched)
-                return
-        board.reset()
-        board.take(store.finished_since(game, variants))
+        before = board.settled_before
+        fetched = store.finished_since(game, variants, before)
+        # counted after the tail was read: a match stamped before the tail and committed
+        # since the last look (a writer slower than the margin) shows here, and only here
+        if before is not None and store.count_finished(game, variants, before) != board.settled:
+            board.reset()
+            fetched = store.finished_since(game, variants)
+        board.take(fetched)

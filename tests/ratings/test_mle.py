@@ -266,3 +266,18 @@ def test_bad_arrays_are_refused_with_the_bad_value():
         tabulate_arrays(np.array([0]), np.array([1]), np.array([1.0]), players=["a", "a"])
     with pytest.raises(ValueError, match="integer player indices"):
         tabulate_arrays(np.array([0.0]), np.array([1]), np.array([1.0]))
+
+
+def test_a_start_near_the_optimum_reaches_it_in_fewer_steps():
+    results = simulate(np.array([-200.0, -50.0, 0.0, 120.0, 300.0]), 20, 0.2, seed=6)
+    cold = fit(results)
+    more = fit(results[:-10])  # nearly the same results: the fit a cache kept
+    warm = fit(results, start=more.ratings())
+    assert warm.iterations < cold.iterations
+    for row in cold:
+        assert warm[row.player].rating == pytest.approx(row.rating, abs=1e-6)
+        assert warm[row.player].low == pytest.approx(row.low, abs=1e-6)
+    partial = fit(results, start={0: 1400.0})  # the others start at the anchor
+    assert partial[4].rating == pytest.approx(cold[4].rating, abs=1e-6)
+    with pytest.raises(ValueError, match="start ratings must be finite"):
+        fit(results, start={0: math.inf})
