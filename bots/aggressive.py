@@ -14,7 +14,6 @@ import random
 from typing import Any
 
 from arena.bots._risk_common import board, frontier, priority_targets, variant_decision
-
 from arena.engine import Decision
 
 

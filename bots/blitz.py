@@ -13,7 +13,6 @@ import random
 from typing import Any
 
 from arena.bots._risk_common import frontier, spread, variant_decision
-
 from arena.engine import Decision
 from arena.games.risk.map import load_map
 

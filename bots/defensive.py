@@ -21,7 +21,6 @@ from arena.bots._risk_common import (
     priority_targets,
     variant_decision,
 )
-
 from arena.engine import Decision
 from arena.games.risk.map import RiskMap
 

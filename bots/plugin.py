@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from arena import hookimpl
 from arena.bots.aggressive import AggressiveRiskBot
 from arena.bots.blitz import BlitzRiskBot
 from arena.bots.defensive import DefensiveRiskBot
 from arena.bots.random_bot import RandomRiskBot, RandomStrategoBot
 from arena.bots.stratego_heuristic import HeuristicStrategoBot
-
-from arena import hookimpl
 from arena.plugins import BotSpec
 
 

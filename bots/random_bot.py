@@ -11,7 +11,6 @@ from typing import Any
 
 from arena.bots._risk_common import spread, variant_decision
 from arena.bots._stratego_common import random_setup
-
 from arena.engine import Decision
 
 

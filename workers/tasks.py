@@ -36,7 +36,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from arena.workers.app import app, settings
 from celery.signals import worker_process_init
 from sqlalchemy.exc import OperationalError
 
@@ -55,6 +54,7 @@ from arena.tournament.distributed import (
 from arena.tournament.executor import MatchJob, RefereeClient, play_local
 from arena.tournament.leaderboard import refresh
 from arena.tournament.runner import TournamentSpec, create_tournament, jobs
+from arena.workers.app import app, settings
 
 T = TypeVar("T")
 log = logging.getLogger("arena.workers")

@@ -4,9 +4,9 @@ seeds itself from the operating system (never 0, which anyone could replay)."""
 from __future__ import annotations
 
 import pytest
+
 from arena.bots.random_bot import RandomStrategoBot
 from arena.bots.stratego_heuristic import HeuristicStrategoBot
-
 from arena.plugins import load_registry
 
 REGISTRY = load_registry()

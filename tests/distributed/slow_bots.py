@@ -16,11 +16,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from arena import hookimpl
 from arena.bots.aggressive import AggressiveRiskBot
 from arena.bots.blitz import BlitzRiskBot
 from arena.bots.defensive import DefensiveRiskBot
-
-from arena import hookimpl
 from arena.plugins import BotSpec
 
 THINK_S = float(os.environ.get("ARENA_TEST_THINK_MS", "10")) / 1000

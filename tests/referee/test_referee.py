@@ -24,10 +24,10 @@ from typing import Any
 
 import grpc
 import pytest
-from arena.bots._stratego_common import random_setup
 from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
+from arena.bots._stratego_common import random_setup
 from arena.engine.core import State
 from arena.engine.match import MatchRecord, play_match
 from arena.engine.replay import from_json, verify

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
-from arena.bots._risk_common import variant_decision
 
+from arena.bots._risk_common import variant_decision
 from arena.engine.core import EndReason, Event, IllegalAction
 from arena.engine.match import play_match
 from arena.engine.replay import ReplayMismatch, from_json, to_json, verify

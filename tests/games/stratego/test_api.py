@@ -22,9 +22,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from arena.bots.random_bot import RandomStrategoBot
 from arena.bots.stratego_heuristic import HeuristicStrategoBot
-
 from arena.engine import replay
 from arena.engine.core import Action, EndReason, IllegalAction
 from arena.engine.match import MatchRecord

@@ -24,10 +24,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+
 from arena.bots._stratego_common import random_setup
 from arena.bots.random_bot import RandomStrategoBot
 from arena.bots.stratego_heuristic import HeuristicStrategoBot
-
 from arena.engine.core import IllegalAction
 from arena.games.stratego import state as state_module
 from arena.games.stratego.board import SQUARES, parse_square

@@ -16,9 +16,9 @@ import random
 from typing import Any
 
 import pytest
+
 from arena.bots._stratego_common import random_setup
 from arena.bots.stratego_heuristic import guarded_setup as heuristic_setup
-
 from arena.engine.core import Decision
 from arena.games.stratego.board import NEIGHBOURS, SETUP_ROWS, SIZE
 from arena.games.stratego.setup import back_row, guarded_setup
