@@ -24,6 +24,8 @@ from arena.tournament.leaderboard import compute
 from arena.web import live, visibility
 from arena.web.boards import Boards, board_row
 
+#: every status of a match but ``finished``
+UNFINISHED = ("pending", "running", "aborted", "failed")
 CLASSIC = "classic"  # the URL segment of the variant set "" (the classic game)
 #: the columns a leaderboard sorts by (``?sort=COLUMN`` or ``?sort=-COLUMN``)
 SORTS = {
@@ -310,8 +312,10 @@ def _fields(item: dict[str, Any]) -> str:
 # --- tournaments ----------------------------------------------------------------------
 
 
-def _tournament_summary(store: Store, t: TournamentRow) -> dict[str, Any]:
-    counts = store.progress(t.id)
+def _tournament_summary(
+    store: Store, t: TournamentRow, counts: Counter[str] | None = None
+) -> dict[str, Any]:
+    counts = store.progress(t.id) if counts is None else counts
     return {
         "tournament_id": t.id,
         "name": t.name,
@@ -333,7 +337,11 @@ def _tournament_summary(store: Store, t: TournamentRow) -> dict[str, Any]:
 
 def tournaments(store: Store) -> list[dict[str, Any]]:
     """Every tournament, newest first."""
-    return [_tournament_summary(store, t) for t in reversed(store.tournaments())]
+    progress = store.progress_by_tournament()  # one query, not one a tournament
+    return [
+        _tournament_summary(store, t, progress.get(t.id, Counter()))
+        for t in reversed(store.tournaments())
+    ]
 
 
 def running_tournaments(store: Store) -> list[dict[str, Any]]:
@@ -392,14 +400,22 @@ def crosstable(store: Store, t: TournamentRow, labels: list[str]) -> dict[str, A
 def bots(store: Store) -> list[dict[str, Any]]:
     """Every bot name with its versions and how many matches they finished."""
     with store.session() as s:
-        played = dict(
-            s.execute(
-                select(SeatRow.bot_id, func.count())
-                .join(MatchRow, MatchRow.id == SeatRow.match_id)
-                .where(MatchRow.status == "finished")
-                .group_by(SeatRow.bot_id)
-            ).all()
+        # every seat of each bot (one scan of the seats' bot index), less its seats in
+        # matches not finished (few): not a join of every seat with its match
+        seats = Counter(
+            dict(s.execute(select(SeatRow.bot_id, func.count()).group_by(SeatRow.bot_id)).all())
         )
+        unfinished = select(MatchRow.id).where(MatchRow.status.in_(UNFINISHED))
+        seats.subtract(
+            dict(
+                s.execute(
+                    select(SeatRow.bot_id, func.count())
+                    .where(SeatRow.match_id.in_(unfinished))
+                    .group_by(SeatRow.bot_id)
+                ).all()
+            )
+        )
+        played = seats
     by_name: dict[str, list[BotRow]] = defaultdict(list)
     for row in store.bots():
         by_name[row.name].append(row)
