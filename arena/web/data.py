@@ -456,8 +456,10 @@ def bot(store: Store, name: str, cache: Boards | None = None) -> dict[str, Any]:
     ids = [row.id for row in versions]
     mine = set(ids)
     sections = []
-    for game, variants in _boards_of(store, ids):
+    for game, variants in cache.listed():
         board = cache.board(game, variants)
+        if mine.isdisjoint(board.totals.games):
+            continue  # not rated on this board
         rows = [r for r in cache.table(board) if r["bot_id"] in mine]
         with board.lock:
             history = board.history(mine, HISTORY_POINTS)
@@ -480,18 +482,6 @@ def bot(store: Store, name: str, cache: Boards | None = None) -> dict[str, Any]:
         "boards": sections,
         "recent": recent_matches(store, limit=20, bot_ids=ids, cache=cache),
     }
-
-
-def _boards_of(store: Store, bot_ids: list[str]) -> list[tuple[str, str]]:
-    with store.session() as s:
-        rows = s.execute(
-            select(MatchRow.game, MatchRow.variant_key)
-            .join(SeatRow, SeatRow.match_id == MatchRow.id)
-            .where(SeatRow.bot_id.in_(bot_ids), MatchRow.status == "finished")
-            .distinct()
-            .order_by(MatchRow.game, MatchRow.variant_key)
-        )
-        return [(g, v) for g, v in rows]
 
 
 def head_to_head(
