@@ -84,15 +84,15 @@ def leaderboard(
     variants: str,
     sort: str = "rank",
     tournament_id: str | None = None,
-    boards: Boards | None = None,
+    cache: Boards | None = None,
 ) -> dict[str, Any]:
     """A board's table (``tournament_id``: the standings of that tournament's matches)."""
     if tournament_id is None:
-        boards = boards or Boards(store)
-        board = boards.board(game, variants)
+        cache = cache or Boards(store)
+        board = cache.board(game, variants)
         if not board.known:
             raise NotFound(f"no finished match of {board_title(game, variants)} yet")
-        rows = boards.table(board)
+        rows = cache.table(board)
     else:
         names = _bot_names(store)
         found = compute(store, game, variants, tournament_id)
@@ -124,7 +124,7 @@ def boards(
     cache = cache or Boards(store)
     out = []
     for game, variants in cache.listed():
-        board = leaderboard(store, game, variants, boards=cache)
+        board = leaderboard(store, game, variants, cache=cache)
         if top is not None:
             board["rows"] = board["rows"][:top]
         out.append(board)
