@@ -43,7 +43,7 @@ from sqlalchemy import insert  # noqa: E402
 from arena.store import BotRow, EntryRow, MatchRow, SeatRow, Store, TournamentRow  # noqa: E402
 
 #: bump when the store's contents change, so an old cached file is not reused
-LAYOUT = 1
+LAYOUT = 2
 RISK_SHARE = 0.8
 TOURNAMENT_MATCHES = 100
 TOURNAMENT_BOTS = 10
@@ -221,6 +221,8 @@ ROUTES = [
     ("bot API", "/api/bots/bot0001"),
     ("home page", "/"),
     ("home API", "/api/home"),
+    ("tournaments API (2,001)", "/api/tournaments"),
+    ("bots API (400 names)", "/api/bots"),
 ]
 
 

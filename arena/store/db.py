@@ -854,6 +854,20 @@ class Store:
                     out[row.match_id].append(row)
         return out
 
+    def progress_by_tournament(self) -> dict[str, Counter[str]]:
+        """:meth:`progress` of every tournament, in one query (the tournament and
+        status index)."""
+        out: dict[str, Counter[str]] = {}
+        with self.session() as s:
+            rows = s.execute(
+                select(MatchRow.tournament_id, MatchRow.status, func.count())
+                .where(MatchRow.tournament_id.is_not(None))
+                .group_by(MatchRow.tournament_id, MatchRow.status)
+            )
+            for tournament_id, status, count in rows:
+                out.setdefault(tournament_id, Counter())[status] = count
+        return out
+
     def progress(self, tournament_id: str) -> Counter[str]:
         """How many of the tournament's matches are in each status."""
         with self.session() as s:

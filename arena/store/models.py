@@ -176,6 +176,8 @@ class MatchRow(Base):
         Index("ix_matches_board", "game", "variant_key", "status", "finished"),
         # the latest finished matches
         Index("ix_matches_finished", "status", "finished"),
+        # a tournament's matches by status (its progress; every tournament's at once)
+        Index("ix_matches_tournament_status", "tournament_id", "status"),
     )
 
 

@@ -114,7 +114,7 @@ def create_app(db_url: str, referee: str | None = None, poll_s: float = live.POL
 
     @app.get("/leaderboards/{game}/{variants}", **PAGE)
     def leaderboard_page(request: Request, game: str, variants: str, sort: str = "rank"):
-        board = data.leaderboard(store, game, data.board_key(variants), sort, boards=cache)
+        board = data.leaderboard(store, game, data.board_key(variants), sort, cache=cache)
         table = board_table(board)
         return page(request, "leaderboard.html", board=board, table=table, title=board["title"])
 
@@ -172,7 +172,7 @@ def create_app(db_url: str, referee: str | None = None, poll_s: float = live.POL
     )
     def api_leaderboard_csv(game: str, variants: str, sort: str = "rank") -> Response:
         """The table as CSV (one row a bot version, the same columns as the JSON)."""
-        board = data.leaderboard(store, game, data.board_key(variants), sort, boards=cache)
+        board = data.leaderboard(store, game, data.board_key(variants), sort, cache=cache)
         name = f"leaderboard-{game}-{variants}.csv"
         return Response(
             data.leaderboard_csv(board),
@@ -186,7 +186,7 @@ def create_app(db_url: str, referee: str | None = None, poll_s: float = live.POL
         `classic`. `sort`: rank (default), bot, games, wins, draws, losses, score,
         elo, openskill; `-COLUMN` for descending. Rows, numbers and (by rank) order
         are those of `arena leaderboard`."""
-        return data.leaderboard(store, game, data.board_key(variants), sort, boards=cache)
+        return data.leaderboard(store, game, data.board_key(variants), sort, cache=cache)
 
     @app.get("/api/bots", summary="every bot name with its versions")
     def api_bots() -> list[dict[str, Any]]:

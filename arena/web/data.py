@@ -24,6 +24,8 @@ from arena.tournament.leaderboard import board_title, compute
 from arena.web import live, visibility
 from arena.web.boards import Boards, board_row
 
+#: every status of a match but ``finished``
+UNFINISHED = ("pending", "running", "aborted", "failed")
 CLASSIC = "classic"  # the URL segment of the variant set "" (the classic game)
 #: the columns a leaderboard sorts by (``?sort=COLUMN`` or ``?sort=-COLUMN``)
 SORTS = {
@@ -77,15 +79,15 @@ def leaderboard(
     variants: str,
     sort: str = "rank",
     tournament_id: str | None = None,
-    boards: Boards | None = None,
+    cache: Boards | None = None,
 ) -> dict[str, Any]:
     """A board's table (``tournament_id``: the standings of that tournament's matches)."""
     if tournament_id is None:
-        boards = boards or Boards(store)
-        board = boards.board(game, variants)
+        cache = cache or Boards(store)
+        board = cache.board(game, variants)
         if not board.known:
             raise NotFound(f"no finished match of {board_title(game, variants)} yet")
-        rows = boards.table(board)
+        rows = cache.table(board)
     else:
         names = _bot_names(store)
         found = compute(store, game, variants, tournament_id)
@@ -117,7 +119,7 @@ def boards(
     cache = cache or Boards(store)
     out = []
     for game, variants in cache.listed():
-        board = leaderboard(store, game, variants, boards=cache)
+        board = leaderboard(store, game, variants, cache=cache)
         if top is not None:
             board["rows"] = board["rows"][:top]
         out.append(board)
@@ -305,8 +307,10 @@ def _fields(item: dict[str, Any]) -> str:
 # --- tournaments ----------------------------------------------------------------------
 
 
-def _tournament_summary(store: Store, t: TournamentRow) -> dict[str, Any]:
-    counts = store.progress(t.id)
+def _tournament_summary(
+    store: Store, t: TournamentRow, counts: Counter[str] | None = None
+) -> dict[str, Any]:
+    counts = store.progress(t.id) if counts is None else counts
     return {
         "tournament_id": t.id,
         "name": t.name,
@@ -328,7 +332,11 @@ def _tournament_summary(store: Store, t: TournamentRow) -> dict[str, Any]:
 
 def tournaments(store: Store) -> list[dict[str, Any]]:
     """Every tournament, newest first."""
-    return [_tournament_summary(store, t) for t in reversed(store.tournaments())]
+    progress = store.progress_by_tournament()  # one query, not one a tournament
+    return [
+        _tournament_summary(store, t, progress.get(t.id, Counter()))
+        for t in reversed(store.tournaments())
+    ]
 
 
 def running_tournaments(store: Store) -> list[dict[str, Any]]:
@@ -387,14 +395,22 @@ def crosstable(store: Store, t: TournamentRow, labels: list[str]) -> dict[str, A
 def bots(store: Store) -> list[dict[str, Any]]:
     """Every bot name with its versions and how many matches they finished."""
     with store.session() as s:
-        played = dict(
-            s.execute(
-                select(SeatRow.bot_id, func.count())
-                .join(MatchRow, MatchRow.id == SeatRow.match_id)
-                .where(MatchRow.status == "finished")
-                .group_by(SeatRow.bot_id)
-            ).all()
+        # every seat of each bot (one scan of the seats' bot index), less its seats in
+        # matches not finished (few): not a join of every seat with its match
+        seats = Counter(
+            dict(s.execute(select(SeatRow.bot_id, func.count()).group_by(SeatRow.bot_id)).all())
         )
+        unfinished = select(MatchRow.id).where(MatchRow.status.in_(UNFINISHED))
+        seats.subtract(
+            dict(
+                s.execute(
+                    select(SeatRow.bot_id, func.count())
+                    .where(SeatRow.match_id.in_(unfinished))
+                    .group_by(SeatRow.bot_id)
+                ).all()
+            )
+        )
+        played = seats
     by_name: dict[str, list[BotRow]] = defaultdict(list)
     for row in store.bots():
         by_name[row.name].append(row)
@@ -435,8 +451,10 @@ def bot(store: Store, name: str, cache: Boards | None = None) -> dict[str, Any]:
     ids = [row.id for row in versions]
     mine = set(ids)
     sections = []
-    for game, variants in _boards_of(store, ids):
+    for game, variants in cache.listed():
         board = cache.board(game, variants)
+        if mine.isdisjoint(board.totals.games):
+            continue  # not rated on this board
         rows = [r for r in cache.table(board) if r["bot_id"] in mine]
         with board.lock:
             history = board.history(mine, HISTORY_POINTS)
@@ -459,18 +477,6 @@ def bot(store: Store, name: str, cache: Boards | None = None) -> dict[str, Any]:
         "boards": sections,
         "recent": recent_matches(store, limit=20, bot_ids=ids, cache=cache),
     }
-
-
-def _boards_of(store: Store, bot_ids: list[str]) -> list[tuple[str, str]]:
-    with store.session() as s:
-        rows = s.execute(
-            select(MatchRow.game, MatchRow.variant_key)
-            .join(SeatRow, SeatRow.match_id == MatchRow.id)
-            .where(SeatRow.bot_id.in_(bot_ids), MatchRow.status == "finished")
-            .distinct()
-            .order_by(MatchRow.game, MatchRow.variant_key)
-        )
-        return [(g, v) for g, v in rows]
 
 
 def head_to_head(

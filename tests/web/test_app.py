@@ -11,8 +11,9 @@ from pathlib import Path
 import orjson
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import func, select
 
-from arena.store import Store, variant_key
+from arena.store import MatchRow, SeatRow, Store, variant_key
 from arena.tournament.executor import LocalExecutor
 from arena.tournament.leaderboard import compute
 from arena.tournament.runner import create_tournament, run_tournament
@@ -270,3 +271,39 @@ def test_the_app_reads_a_postgresql_store(postgres_url: str):
             assert str(replay["seed"]) == web.get(f"/api/matches/{match_id}").json()["seed"]
     finally:
         writer.close()
+
+
+def test_bots_count_the_matches_each_finished_and_no_other(copy: Path):
+    store = Store(str(copy))
+    try:
+        random, heuristic = store.house_bot("random"), store.house_bot("heuristic")
+        ids = [random.id, heuristic.id]
+        store.start_match("unplayed", "stratego", [random.label, heuristic.label], ids, seed=5)
+        with store.session() as s:  # the count as a join of every seat with its match
+            finished = dict(
+                s.execute(
+                    select(SeatRow.bot_id, func.count())
+                    .join(MatchRow, MatchRow.id == SeatRow.match_id)
+                    .where(MatchRow.status == "finished")
+                    .group_by(SeatRow.bot_id)
+                ).all()
+            )
+            names = {b.id: b.name for b in store.bots()}
+    finally:
+        store.close()
+    with TestClient(create_app(str(copy))) as web:
+        listed = {b["name"]: b["matches"] for b in web.get("/api/bots").json()}
+    expected: dict[str, int] = {}
+    for bot_id, count in finished.items():
+        expected[names[bot_id]] = expected.get(names[bot_id], 0) + count
+    assert listed == {name: expected.get(name, 0) for name in listed}
+    assert listed["house:random"] > 0 and set(expected) <= set(listed)
+
+
+def test_the_tournament_list_has_each_tournament_s_own_progress(client: TestClient):
+    listed = client.get("/api/tournaments").json()
+    assert len(listed) == 3
+    for t in listed:  # one query for the list, one a tournament on its page: the same
+        own = client.get(f"/api/tournaments/{t['tournament_id']}").json()
+        assert (t["progress"], t["matches"]) == (own["progress"], own["matches"])
+        assert t["matches"] == len(own["match_list"]) > 0

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from playwright.sync_api import expect
 from sqlalchemy import select
 
-from arena.store import MatchRow, Store
+from arena.store import BotRow, MatchRow, Store
 from arena.tournament.executor import LocalExecutor
 from arena.tournament.runner import TournamentSpec, create_tournament, run_tournament
 from arena.web import create_app
@@ -46,6 +46,25 @@ def test_a_finished_tournament_streams_its_page_once_and_ends(filled: Filled):
     assert data["finished_matches"] == data["matches"] == 12
     assert data["html"].strip() in page  # the live part of the page, as the page has it
     assert t["live"] is False and "data-events" not in page  # nothing left to follow
+
+
+def test_the_events_escape_stored_text_as_the_page_does(tmp_path: Path):
+    markup = "<img src=x onerror=alert(1)>"  # no slash: a tournament takes it as a name
+    db = tmp_path / "arena.db"
+    store = Store(str(db))
+    try:
+        with store.session() as s, s.begin():  # registration refuses such names: directly
+            s.add(BotRow(id="markup", name=markup, version=1, kind="remote", games=[]))
+        spec = TournamentSpec(game="stratego", bots=[markup, "house:random"], seats=2)
+        tournament = create_tournament(store, spec)
+        store.set_tournament_status(tournament.id, "stopped")  # its stream: one event
+    finally:
+        store.close()
+    with TestClient(create_app(str(db))) as web:
+        text = web.get(f"/api/tournaments/{tournament.id}/events").text
+    [(_, data), _] = events(text)
+    assert markup not in data["html"]  # in the standings' bots, crosstable, matches...
+    assert "&lt;img src=x onerror=alert(1)&gt;@1" in data["html"]  # ...as text
 
 
 def test_an_unknown_tournament_has_no_events(filled: Filled):
