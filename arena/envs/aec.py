@@ -14,6 +14,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 from pettingzoo import AECEnv
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
 
 from arena.envs.core import FLAG, Codec, Reward, Table, reward_scheme
 
@@ -124,3 +125,38 @@ class ArenaAECEnv(AECEnv):
 
     def close(self) -> None:
         pass
+
+
+def _forwarded(name: str) -> property:
+    def get(self: OrderEnforcingWrapper) -> Any:
+        if not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return getattr(self.env, name)
+
+    return property(get)
+
+
+class OrderEnforcing(OrderEnforcingWrapper):
+    """PettingZoo's ``OrderEnforcingWrapper`` (reset first, then the agent loop), with
+    the attributes read at every step forwarded directly: its generic ``__getattr__``
+    (an AttributeError caught per read) cost more per step than the environment."""
+
+    def step(self, action: Any) -> None:
+        if not self._has_reset or not self.env.agents:
+            super().step(action)  # PettingZoo's error or warning
+            return
+        self._has_updated = True
+        self.env.step(action)
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if not self._has_reset:
+            raise AttributeError("last() cannot be called before reset")
+        return self.env.last(observe)
+
+    agent_selection = _forwarded("agent_selection")
+    agents = _forwarded("agents")
+    rewards = _forwarded("rewards")
+    _cumulative_rewards = _forwarded("_cumulative_rewards")
+    terminations = _forwarded("terminations")
+    truncations = _forwarded("truncations")
+    infos = _forwarded("infos")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -95,10 +95,13 @@ class Codec(ABC):
             arrays["action_mask"] = chooser.mask
         return arrays
 
-    def mask_of(self, legal: Sequence[int] | np.ndarray) -> np.ndarray:
-        mask = np.zeros(self.num_actions, FLAG)
-        mask[legal] = 1
-        return mask
+    def mask_of(self, legal: Iterable[int]) -> np.ndarray:
+        """The mask with ``legal`` set. A bytearray filled in a loop and seen as an
+        array costs half of numpy's fancy indexing with a list."""
+        mask = bytearray(self.num_actions)
+        for action in legal:
+            mask[action] = 1
+        return np.frombuffer(mask, FLAG)
 
 
 @cache

@@ -38,10 +38,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pettingzoo.utils import wrappers
-
 from arena.engine.match import Player
-from arena.envs.aec import ArenaAECEnv
+from arena.envs.aec import ArenaAECEnv, OrderEnforcing
 from arena.envs.core import Reward, Table, registry
 from arena.envs.risk import RiskCodec
 from arena.envs.single import SingleAgentEnv
@@ -77,9 +75,9 @@ class raw_env(ArenaAECEnv):  # PettingZoo's name for it
         super().__init__(table(num_players, variants, options), reward, render_mode)
 
 
-def env(**kwargs: Any) -> wrappers.OrderEnforcingWrapper:
+def env(**kwargs: Any) -> OrderEnforcing:
     """The AEC environment, checked for the order of calls (reset first)."""
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+    return OrderEnforcing(raw_env(**kwargs))
 
 
 def single_agent_env(

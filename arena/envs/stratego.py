@@ -155,8 +155,10 @@ class StrategoCodec(Codec):
         kind = decision.kind
         if kind == "move":
             index = MOVE_INDEX[seat]
-            legal = [index[src][dst] for src, dst in decision.options["moves"]]
-            return _Move(self.mask_of(legal), MOVE_OF[seat])
+            mask = bytearray(self.num_actions)
+            for src, dst in decision.options["moves"]:
+                mask[index[src][dst]] = 1
+            return _Move(np.frombuffer(mask, FLAG), MOVE_OF[seat])
         if kind == "setup":
             return _Setup(self, seat, decision.options)
         if kind == "rescue":
