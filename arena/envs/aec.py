@@ -42,7 +42,11 @@ class ArenaAECEnv(AECEnv):
     """An Arena game as a PettingZoo AEC environment (made by ``risk_v0.raw_env`` and
     ``stratego_v0.raw_env``)."""
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "is_parallelizable": False}
+    metadata: dict[str, Any] = {
+        "render_modes": ["ansi"],
+        "render_fps": 1,
+        "is_parallelizable": False,
+    }
 
     def __init__(self, table: Table, reward: str | Reward, render_mode: str | None) -> None:
         super().__init__()

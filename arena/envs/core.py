@@ -92,7 +92,7 @@ class Codec(ABC):
             arrays["action_mask"] = np.zeros(self.num_actions, FLAG)
         else:
             arrays.update(chooser.arrays())
-            arrays["action_mask"] = chooser.mask
+            arrays["action_mask"] = chooser.mask.copy()  # the caller's to keep
         return arrays
 
     def mask_of(self, legal: Iterable[int]) -> np.ndarray:

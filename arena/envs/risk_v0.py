@@ -87,8 +87,10 @@ def single_agent_env(
     options: Mapping[str, str] | None = None,
     reward: str | Reward = "win_loss",
     render_mode: str | None = None,
+    illegal_reward: float | None = None,
 ) -> SingleAgentEnv:
     """The learner in ``seat`` against ``opponents`` (house bots by name: random,
-    aggressive, defensive, blitz), one per other seat."""
+    aggressive, defensive, blitz), one per other seat. ``illegal_reward``: see
+    :class:`~arena.envs.single.SingleAgentEnv`."""
     rules = table(len(opponents) + 1, variants, options)
-    return SingleAgentEnv(rules, opponents, seat, reward, render_mode)
+    return SingleAgentEnv(rules, opponents, seat, reward, render_mode, illegal_reward)

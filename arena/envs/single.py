@@ -31,9 +31,14 @@ class SingleAgentEnv(gymnasium.Env):
     learner's place. ``info`` holds the ``action_mask`` (and ``action_masks()`` returns
     it, for sb3-contrib's MaskablePPO); at the end it holds the ``place`` and the
     ``result``.
+
+    An action the mask does not allow raises a ValueError (and changes nothing); with
+    ``illegal_reward`` set it ends the episode instead, with that reward and the reason
+    in ``info["illegal"]``, for learners that ignore masks (and Gymnasium's check_env,
+    which steps with any action of the space).
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"]}
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 1}
 
     def __init__(
         self,
@@ -42,6 +47,7 @@ class SingleAgentEnv(gymnasium.Env):
         seat: int | None,
         reward: str | Reward,
         render_mode: str | None,
+        illegal_reward: float | None = None,
     ) -> None:
         n = table.num_players
         if len(opponents) != n - 1:
@@ -62,8 +68,10 @@ class SingleAgentEnv(gymnasium.Env):
         self.render_mode = render_mode
         self.observation_space = observation_space(table.codec)
         self.action_space = gymnasium.spaces.Discrete(table.codec.num_actions)
+        self.illegal_reward = illegal_reward
         self.bots: dict[int, Player] = {}
         self.game_seed: int | None = None
+        self.ended = True  # until reset
 
     @property
     def game_state(self) -> Any:
@@ -88,6 +96,7 @@ class SingleAgentEnv(gymnasium.Env):
             for s, who in zip(others, self.opponents, strict=True)
         }
         self._play_bots()
+        self.ended = False
         return self.table.observe(self.seat), self._info()
 
     def _play_bots(self) -> None:
@@ -102,16 +111,27 @@ class SingleAgentEnv(gymnasium.Env):
     def _info(self) -> dict[str, Any]:
         table = self.table
         if not table.over:
-            return {"action_mask": table.mask}
+            return {"action_mask": table.mask.copy()}
         result = table.result()
         assert result is not None
         return {"place": result.places[self.seat], "result": result.reason.value}
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         table = self.table
-        if table.act(as_action(action, "the learner")):
+        if self.ended:
+            raise ValueError("the episode is over: reset() starts a new one")
+        try:
+            applied = table.act(as_action(action, "the learner"))
+        except ValueError as exc:
+            if self.illegal_reward is None:
+                raise
+            self.ended = True
+            illegal = {"illegal": str(exc)}
+            return table.observe(self.seat), float(self.illegal_reward), True, False, illegal
+        if applied:
             self._play_bots()
         reward = 0.0
+        self.ended = table.over
         if table.over:
             result = table.result()
             assert result is not None

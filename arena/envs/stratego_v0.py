@@ -87,7 +87,9 @@ def single_agent_env(
     options: Mapping[str, str] | None = None,
     reward: str | Reward = "win_loss",
     render_mode: str | None = None,
+    illegal_reward: float | None = None,
 ) -> SingleAgentEnv:
     """The learner in ``seat`` against ``opponent`` (a house bot by name: random,
-    heuristic)."""
-    return SingleAgentEnv(table(rules, variants, options), [opponent], seat, reward, render_mode)
+    heuristic). ``illegal_reward``: see :class:`~arena.envs.single.SingleAgentEnv`."""
+    rules_table = table(rules, variants, options)
+    return SingleAgentEnv(rules_table, [opponent], seat, reward, render_mode, illegal_reward)
