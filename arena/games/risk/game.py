@@ -134,6 +134,36 @@ class RiskGame(Game):
             return {"e": "draw", "p": event["p"]}
         return super().public_event(event, seat)
 
+    def render(self, state: RiskState) -> str:  # type: ignore[override]
+        """The board by continent (each territory's owner and armies), then each seat's
+        territories, armies and cards: public facts only, as every seat sees them."""
+        obs = state.observation(0)
+        game_map = state.map
+        n = obs["num_players"]
+
+        def who(owner: int) -> str:
+            return "-" if owner < 0 else f"seat {owner}" if owner < n else "neutral"
+
+        width = max(map(len, game_map.territories))
+        to_move = "game over" if state.terminal else f"seat {obs['current_player']} to move"
+        lines = [f"round {obs['round']}, turn {obs['turn']}: {to_move} ({obs['phase']})"]
+        for name, bonus, members in zip(
+            game_map.continents, game_map.continent_bonus, game_map.continent_members, strict=True
+        ):
+            lines.append(f"{name} (+{bonus})")
+            for t in members:
+                owner, armies = obs["owner"][t], obs["armies"][t]
+                lines.append(f"  {game_map.territories[t]:<{width}}  {who(owner):<7} {armies:>4}")
+        for owner in range(obs["num_owners"]):
+            held = [t for t, o in enumerate(obs["owner"]) if o == owner]
+            status = "" if owner >= n or obs["alive"][owner] else ", out"
+            lines.append(
+                f"{who(owner)}: {len(held)} territories, "
+                f"{sum(obs['armies'][t] for t in held)} armies, "
+                f"{obs['hand_sizes'][owner]} cards{status}"
+            )
+        return "\n".join(lines)
+
     def new_state(
         self,
         num_players: int,
