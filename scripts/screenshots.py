@@ -2,7 +2,9 @@
 served by ``arena web``, shot in Debian's Chromium.
 
 Classic Risk (four house bots, three seats, cards as the rules deal them) and Stratego
-(two house bots) round robins are played into a new store in a temporary directory;
+(two house bots) round robins are played into a new store in a temporary directory,
+with fixed seeds and ids (the same results each time; the order they finish in, and so
+OpenSkill, and the times shown, vary);
 ``arena web`` serves it; :func:`arena.web.browser.readme_shots`, the function the
 browser tests use too, saves the leaderboard and a Risk match's page as PNGs.
 
@@ -35,6 +37,7 @@ TOURNAMENTS = [
         options={"turn-limit": "60"},
         seed=2026,
         name="risk round robin",
+        tournament_id="readme-risk",
     ),
     TournamentSpec(
         game="stratego",
@@ -43,6 +46,7 @@ TOURNAMENTS = [
         games_per_pairing=4,
         seed=2026,
         name="stratego round robin",
+        tournament_id="readme-stratego",
     ),
 ]
 

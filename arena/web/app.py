@@ -32,6 +32,8 @@ from arena.web import data, live, svg
 from arena.web.boards import Boards
 
 HERE = Path(__file__).resolve().parent
+#: how long the app waits, as it stops, for the leaderboards' first read to end
+WARM_JOIN_S = 10.0
 #: a page route: HTML, left out of the API's description (its twin under /api/ is in it)
 PAGE: dict[str, Any] = {"response_class": HTMLResponse, "include_in_schema": False}
 
@@ -52,9 +54,13 @@ def create_app(db_url: str, referee: str | None = None, poll_s: float = live.POL
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         live.end_streams_on_signal(stopping)
-        threading.Thread(target=_warm, args=(cache, stopping), name="warm", daemon=True).start()
+        warm = threading.Thread(target=_warm, args=(cache, stopping), name="warm", daemon=True)
+        warm.start()
         yield
         stopping.set()
+        # a thread still in numpy or SQLite as the interpreter exits can crash it: wait
+        # for the board being read (a big store's first read may outlast this: left then)
+        warm.join(timeout=WARM_JOIN_S)
         cache.close()
         store.close()
 

@@ -312,9 +312,10 @@ class Changes:
         return None
 
     def close(self) -> None:
-        if self._sqlite is not None:
-            self._sqlite.close()
-            self._sqlite = None
+        with self._lock:  # not while a look is using the connection
+            if self._sqlite is not None:
+                self._sqlite.close()
+                self._sqlite = None
 
 
 class Boards:

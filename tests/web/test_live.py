@@ -21,7 +21,7 @@ from arena.web.browser import chromium, new_page, serve
 
 from .conftest import Filled
 
-SPEC = TournamentSpec(game="stratego", bots=["random", "heuristic"], seats=2, games_per_pairing=4)
+SPEC = TournamentSpec(game="stratego", bots=["random", "heuristic"], seats=2, games_per_pairing=3)
 
 
 def events(text: str) -> list[tuple[str, dict]]:
@@ -85,7 +85,7 @@ def test_a_running_tournament_s_page_moves_as_it_is_played(tmp_path: Path):
             page = new_page(browser)
             page.goto(f"{base}/tournaments/{tournament.id}")
             bar = page.get_by_role("img", name="matches finished")
-            expect(bar).to_have_attribute("aria-label", "0 of 4 matches finished")
+            expect(bar).to_have_attribute("aria-label", "0 of 3 matches finished")
             page.evaluate("window.stayed = true")  # gone if the page were loaded again
 
             stream: list[bytes] = []  # what a browser's EventSource is sent, as bytes
@@ -98,7 +98,7 @@ def test_a_running_tournament_s_page_moves_as_it_is_played(tmp_path: Path):
 
             def after_each(progress) -> None:
                 # the page, pushed by the server, shows this match finished
-                label = f"{progress.finished} of 4 matches finished"
+                label = f"{progress.finished} of 3 matches finished"
                 expect(bar).to_have_attribute("aria-label", label, timeout=15_000)
                 shown.append(page.content())
 
@@ -108,7 +108,7 @@ def test_a_running_tournament_s_page_moves_as_it_is_played(tmp_path: Path):
             reader.join(timeout=30)
     finally:
         store.close()
-    assert len(shown) == 4
+    assert len(shown) == 3
     for html in shown[:-1]:  # while it ran: neither the tournament's seed nor a match's
         assert not any(secret in html for secret in secrets)
     pushed = events(stream[0].decode())
