@@ -52,7 +52,6 @@ from arena.tournament.distributed import (
     sweep,
 )
 from arena.tournament.executor import MatchJob, RefereeClient, play_local
-from arena.tournament.leaderboard import refresh
 from arena.tournament.runner import TournamentSpec, create_tournament, jobs
 from arena.workers.app import app, settings
 
@@ -379,6 +378,8 @@ def record_result(outcome: dict[str, Any]) -> dict[str, Any]:
 @app.task(name="arena.update_ratings", autoretry_for=(OperationalError,), retry_backoff=True)
 def update_ratings(game: str, variants: str) -> int:
     """Refit and store the leaderboard of one game and variant set; its length."""
+    from arena.tournament.leaderboard import refresh  # scipy: 2 s of a worker's start
+
     return len(refresh(store(), game, variants))
 
 
@@ -393,6 +394,8 @@ def finish_tournament(tournament_id: str) -> str:
     if counts.get("finished", 0) != sum(counts.values()):
         return tournament.status
     if tournament.status != "finished":
+        from arena.tournament.leaderboard import refresh
+
         s.set_tournament_status(tournament.id, "finished")
         refresh(s, tournament.game, variant_key(tournament.variants))
     return "finished"
