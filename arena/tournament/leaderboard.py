@@ -16,7 +16,7 @@ A match in which one bot version holds two seats says nothing about its strength
 is left out.
 
 The figures are kept in two parts that more results only add to, so a reader that keeps
-them (the web app's cache, :mod:`arena.web.boards`) stays exact without reading every
+them (the web app's cache, :mod:`arena.web.cache`) stays exact without reading every
 match again: :class:`Totals`, the sums that do not depend on the order of the matches
 (W/D/L, pairwise counts, and the MLE fitted from those counts, its players in the order
 of their ids), and :class:`Running`, the figures that do (online Elo, OpenSkill).

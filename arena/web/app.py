@@ -29,7 +29,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from arena.store.readonly import ReadOnlyStore
 from arena.web import data, live, svg
-from arena.web.boards import Boards
+from arena.web.cache import Boards
 
 HERE = Path(__file__).resolve().parent
 #: how long the app waits, as it stops, for the leaderboards' first read to end
@@ -46,7 +46,7 @@ def create_app(db_url: str, referee: str | None = None, poll_s: float = live.POL
 
     store = ReadOnlyStore(db_url)
     registry = load_registry()
-    # the leaderboards, kept up to date from the results that arrive (arena.web.boards)
+    # the leaderboards, kept up to date from the results that arrive (arena.web.cache)
     cache = Boards(store, watch=True)
     # set as the server stops: the leaderboards' first read and the event streams end
     stopping = threading.Event()

@@ -1,7 +1,7 @@
 """What every page shows, as plain JSON-ready dicts: a page renders one of these, and
 its twin under ``/api/`` returns the same dict, so the two never disagree.
 
-Leaderboards come from :class:`arena.web.boards.Boards`, which keeps each board's
+Leaderboards come from :class:`arena.web.cache.Boards`, which keeps each board's
 figures (the web app keeps one for as long as it runs; a caller that passes none gets
 one for the call) with the code of :func:`arena.tournament.leaderboard.compute`, the
 function behind ``arena leaderboard``, so the numbers and the order are the same.
@@ -22,7 +22,7 @@ from arena.store import BotRow, MatchRow, SeatRow, Store, TournamentRow, variant
 from arena.store.db import as_utc
 from arena.tournament.leaderboard import board_title, compute
 from arena.web import live, visibility
-from arena.web.boards import Boards, board_row
+from arena.web.cache import Boards, board_row
 
 #: every status of a match but ``finished``
 UNFINISHED = ("pending", "running", "aborted", "failed")

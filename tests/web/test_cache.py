@@ -1,4 +1,4 @@
-"""The web's leaderboard cache (arena.web.boards) on each backend: exact, to the last
+"""The web's leaderboard cache (arena.web.cache) on each backend: exact, to the last
 bit, after results arrive while the app runs, in order or late; and a request that
 finds nothing new does not fit again."""
 
@@ -17,7 +17,7 @@ from arena.ratings import fit, pairwise
 from arena.store import BotRow, MatchRow, Outcome, Store
 from arena.tournament.leaderboard import compute, rated
 from arena.web import create_app
-from arena.web.boards import MARGIN, Board
+from arena.web.cache import MARGIN, Board
 
 FIELDS = (
     "rank", "bot_id", "games", "wins", "draws", "losses", "score",
