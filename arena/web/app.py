@@ -19,7 +19,7 @@ from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from arena.store.readonly import ReadOnlyStore
-from arena.web import data, svg
+from arena.web import data, svg, viewers
 
 HERE = Path(__file__).resolve().parent
 #: a page route: HTML, left out of the API's description (its twin under /api/ is in it)
@@ -49,6 +49,7 @@ def create_app(db_url: str, referee: str | None = None) -> FastAPI:
     )
     app.state.store = store
     app.state.referee = referee
+    frame_cache = viewers.FrameCache(registry)
     templates = Jinja2Templates(directory=HERE / "templates")
     templates.env.globals.update(bar=svg.bar, history_plot=svg.history_plot)
     templates.env.filters["elo"] = lambda v: f"{v:.0f}"
@@ -95,7 +96,8 @@ def create_app(db_url: str, referee: str | None = None) -> FastAPI:
     def match_page(request: Request, match_id: str, page_: int = Query(1, alias="page")):
         m = data.match(store, match_id)
         log = data.event_log(store, match_id, page_) if m["replay_available"] else None
-        return page(request, "match.html", m=m, log=log, title=f"match {match_id}")
+        viewer = viewers.page(store, frame_cache, m, referee)
+        return page(request, "match.html", m=m, log=log, viewer=viewer, title=f"match {match_id}")
 
     @app.get("/docs", **PAGE)
     def api_docs_page(request: Request) -> HTMLResponse:
@@ -188,6 +190,16 @@ def create_app(db_url: str, referee: str | None = None) -> FastAPI:
             media_type="application/json",
             headers={"content-disposition": f'attachment; filename="{match_id}.json"'},
         )
+
+    @app.get("/api/matches/{match_id}/frames", summary="a match's replay as the viewer's frames")
+    def api_frames(match_id: str, reveal: bool = False) -> Response:
+        """The replay re-simulated as frames of public facts (docs/web.md, "The frame
+        API"): `keyframes`, `deltas` and `log` per step, `board`, `result`. `reveal`:
+        every fact (a Stratego piece's rank before it is struck). 403 while the replay
+        is hidden, as the replay itself (a match that has not finished, or one of a
+        tournament that has not)."""
+        built = frame_cache.get(store, match_id, reveal)
+        return Response(built["json"], media_type="application/json")
 
     return app
 

@@ -4,11 +4,17 @@ web tests; plus a bot whose name is markup, with a finished match, to test escap
 from __future__ import annotations
 
 import io
+import os
 import re
 import shutil
 import socket
+import subprocess
+import sys
+import time
+import urllib.request
 import uuid
-from contextlib import redirect_stdout
+from collections.abc import Iterator
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -192,3 +198,110 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+# --- the viewers: a store of every kind of replay, `arena web` as a process, Chromium ---
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+#: one small tournament of each kind of match a viewer draws
+VIEWER_SPECS = {
+    "risk-cards": TournamentSpec(
+        game="risk",
+        bots=["aggressive", "defensive", "blitz"],
+        seats=3,
+        options={"turn-limit": "30"},
+    ),
+    "risk-missions": TournamentSpec(
+        game="risk",
+        bots=["aggressive", "defensive", "blitz"],
+        seats=3,
+        variants=["missions"],
+        options={"turn-limit": "30"},
+    ),
+    "risk-capital": TournamentSpec(
+        game="risk",
+        bots=["aggressive", "defensive", "blitz", "random"],
+        seats=4,
+        variants=["capital"],
+        options={"turn-limit": "30"},
+    ),
+    "risk-neutral": TournamentSpec(
+        game="risk", bots=["aggressive", "blitz"], seats=2, variants=["neutral"]
+    ),
+    "stratego": TournamentSpec(game="stratego", bots=["heuristic", "random"], seats=2),
+}
+
+
+@dataclass(frozen=True)
+class ViewerStore:
+    path: Path
+    #: a finished match of each kind in VIEWER_SPECS, by kind
+    matches: dict[str, str]
+
+
+@pytest.fixture(scope="session")
+def viewer_store(tmp_path_factory: pytest.TempPathFactory) -> ViewerStore:
+    path = tmp_path_factory.mktemp("viewer") / "arena.db"
+    store = Store(str(path))
+    matches = {}
+    try:
+        for kind, spec in VIEWER_SPECS.items():
+            t = create_tournament(store, TournamentSpec(**{**spec.__dict__, "name": kind}))
+            run_tournament(store, t.id, LocalExecutor(workers=0))
+            matches[kind] = store.tournament_matches(t.id, ["finished"])[0].id
+    finally:
+        store.close()
+    return ViewerStore(path, matches)
+
+
+@contextmanager
+def web_app(db: Path | str, *extra: str) -> Iterator[str]:
+    """`arena web` on ``db`` as a process on a free port (``extra``: more flags, such as
+    ``--referee``); its base URL while it runs."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "web", "--db", str(db), "--port", str(port), *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(base + "/api/home", timeout=5):
+                    break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    process.kill()
+                    said = process.communicate()[0]
+                    raise AssertionError(f"arena web did not start: {said}") from None
+                time.sleep(0.2)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium through Playwright (never a downloaded browser)."""
+    from playwright.sync_api import sync_playwright
+
+    assert os.path.exists(CHROMIUM), "run scripts/ensure_chromium.sh (make test does)"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def screenshots(tmp_path: Path) -> Path:
+    """Where a test saves its screenshots: ``$ARENA_SCREENSHOTS``, or its own folder."""
+    folder = Path(os.environ.get("ARENA_SCREENSHOTS") or tmp_path / "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

@@ -6,17 +6,13 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from .conftest import XSS, Filled, cli_leaderboard, free_port
+from .conftest import XSS, Filled, cli_leaderboard, web_app
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
@@ -32,31 +28,8 @@ ARGS = [
 
 @pytest.fixture(scope="module")
 def server(filled: Filled) -> Iterator[str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "web", "--db", str(filled.path), "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(base + "/", timeout=5) as answer:
-                    assert answer.status == 200
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    process.kill()
-                    said = process.communicate()[0]
-                    raise AssertionError(f"arena web did not start: {said}") from None
-                time.sleep(0.2)
+    with web_app(filled.path) as base:
         yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")
