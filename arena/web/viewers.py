@@ -15,7 +15,7 @@ from arena.store import Store
 from arena.web import boards, data, frames
 
 #: viewers of these games exist (templates/viewer_GAME.html, static/GAME.js)
-GAMES = ("risk",)
+GAMES = ("risk", "stratego")
 
 
 class FrameCache:

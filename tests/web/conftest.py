@@ -203,7 +203,15 @@ def free_port() -> int:
 # --- the viewers: a store of every kind of replay, `arena web` as a process, Chromium ---
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 #: one small tournament of each kind of match a viewer draws
 VIEWER_SPECS = {
     "risk-cards": TournamentSpec(

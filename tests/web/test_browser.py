@@ -4,26 +4,14 @@ what a person sees and clicks. Screenshots of each page go to ``$ARENA_SCREENSHO
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 from .conftest import XSS, Filled, cli_leaderboard, web_app
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 @pytest.fixture(scope="module")
@@ -33,21 +21,13 @@ def server(filled: Filled) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    assert os.path.exists(CHROMIUM), "run scripts/ensure_chromium.sh (make test does)"
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+def browser(chromium: Browser) -> Browser:
+    return chromium
 
 
 @pytest.fixture
-def shots(tmp_path: Path) -> Path:
-    folder = Path(os.environ.get("ARENA_SCREENSHOTS") or tmp_path / "screenshots")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+def shots(screenshots: Path) -> Path:
+    return screenshots
 
 
 def shoot(page: Page, folder: Path, name: str, full_page: bool = True) -> Path:

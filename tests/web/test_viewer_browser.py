@@ -13,6 +13,7 @@ import orjson
 import pytest
 
 from arena.engine.replay import from_json
+from arena.games.stratego.pieces import NAMES
 from arena.plugins import load_registry
 from arena.store import Store
 
@@ -184,3 +185,57 @@ def test_without_javascript_the_risk_page_shows_the_end(
         assert page.get_by_role("heading", name="Event log").is_visible()  # the table stays
     finally:
         context.close()
+
+
+def stratego_pieces(page: Any) -> list[tuple[str, str]]:
+    """Each square (not a lake) as the page holds it: "OWNER:RANK" ("" while hidden)."""
+    return [
+        tuple(square)
+        for square in page.eval_on_selector_all(
+            "#viewer g.piece",
+            """pieces => pieces.map(p => [p.dataset.square,
+             p.getAttribute('visibility') === 'hidden' ? '' : `${p.dataset.owner}:${p.dataset.rank}`
+        ])""",
+        )
+    ]
+
+
+def test_a_stratego_replay_stepped_to_its_end_shows_what_was_revealed_then_every_rank(
+    base: str, chromium: Any, viewer_store: ViewerStore, screenshots: Path
+):
+    from arena.games.stratego.board import LAKES, square_name
+
+    match_id = viewer_store.matches["stratego"]
+    state = final_state(viewer_store.path, match_id)
+    page = chromium.new_page(viewport={"width": 1280, "height": 1000})
+    try:
+        open_viewer(page, base, match_id)
+        step_to_the_end(page)
+
+        def expected(every_rank: bool) -> list[tuple[str, str]]:
+            out = []
+            for s in range(100):
+                if s in LAKES:
+                    continue
+                o = state.owner[s]
+                shown = NAMES[state.rank[s]] if o >= 0 and (every_rank or state.revealed[s]) else ""
+                out.append((square_name(s), f"{o}:{shown}" if o >= 0 else ""))
+            return out
+
+        assert stratego_pieces(page) == expected(every_rank=False)
+        lost = page.eval_on_selector_all(
+            "#viewer [data-lost]", "rows => rows.map(r => Array.from(r.children, c => c.title))"
+        )
+        assert lost == [[NAMES[r] for r in side] for side in state.captured]
+        assert not all(state.revealed[s] for s in range(100) if state.owner[s] >= 0)
+        page.locator("#viewer").screenshot(path=str(screenshots / "viewer-stratego.png"))
+
+        page.get_by_label("show every rank").check()
+        page.wait_for_function(
+            "Array.from(document.querySelectorAll('#viewer g.piece'))"
+            ".every(p => p.getAttribute('visibility') === 'hidden' || p.dataset.rank)"
+        )
+        assert stratego_pieces(page) == expected(every_rank=True)
+        page.locator("#viewer").screenshot(path=str(screenshots / "viewer-stratego-every-rank.png"))
+    finally:
+        page.close()
