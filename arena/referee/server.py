@@ -799,6 +799,8 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             return
         queue: asyncio.Queue[Any] = asyncio.Queue()
         match.spectators.append(queue)
+        if match.state is not None:  # where it stands; every later step follows in order
+            queue.put_nowait(match.spectator_message())
         try:
             while (message := await queue.get()) is not None:
                 if message.HasField("finished") and not self._replay_visible(

@@ -13,13 +13,19 @@ from typing import Any
 
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from fastapi.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    Response,
+    StreamingResponse,
+)
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from arena.store.readonly import ReadOnlyStore
-from arena.web import data, svg, viewers
+from arena.web import data, live, svg, viewers
 
 HERE = Path(__file__).resolve().parent
 #: a page route: HTML, left out of the API's description (its twin under /api/ is in it)
@@ -33,10 +39,13 @@ def create_app(db_url: str, referee: str | None = None) -> FastAPI:
 
     store = ReadOnlyStore(db_url)
     registry = load_registry()
+    hub = live.LiveHub(referee) if referee else None
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         yield
+        if hub is not None:
+            await hub.close()
         store.close()
 
     app = FastAPI(
@@ -200,6 +209,34 @@ def create_app(db_url: str, referee: str | None = None) -> FastAPI:
         tournament that has not)."""
         built = frame_cache.get(store, match_id, reveal)
         return Response(built["json"], media_type="application/json")
+
+    @app.get(
+        "/api/matches/{match_id}/live",
+        summary="a running match's frames as server-sent events",
+        response_class=StreamingResponse,
+    )
+    async def api_live(match_id: str) -> StreamingResponse:
+        """Server-sent events from the referee's spectator stream (docs/web.md, "The
+        live view"): `start` (the frames so far, as in `/frames`, from `base`), then
+        `frames` as the match is played, then `end` (or `problem`, why it cannot be
+        watched). Public facts only. 404 without a referee (`arena web --referee`),
+        409 for a match that is not running."""
+        from starlette.concurrency import run_in_threadpool
+
+        m = await run_in_threadpool(data.match, store, match_id)
+        if hub is None:
+            raise data.NotFound(
+                "this web app has no referee to watch matches on: start it with "
+                "arena web --referee HOST:PORT"
+            )
+        if m["status"] != "running":
+            raise StarletteHTTPException(409, f"match {match_id} is {m['status']}, not running")
+        head = viewers.live_head(registry, m)
+        return StreamingResponse(
+            hub.stream(match_id, head),
+            media_type="text/event-stream",
+            headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
+        )
 
     return app
 

@@ -98,6 +98,14 @@ def page(
     return {**base, **_picture(game, cache.registry, match, board, None)}
 
 
+def live_head(registry: Any, match: dict[str, Any]) -> dict[str, Any]:
+    """What a live view's start event says besides its frames: the game, the seats'
+    labels and the board's names (for Risk, the map)."""
+    players = [p["label"] for p in sorted(match["players"], key=lambda p: p["seat"])]
+    board = _board_of(registry, match, len(players))
+    return {"game": match["game"], "players": players, "board": board}
+
+
 def _board_of(registry: Any, match: dict[str, Any], seats: int) -> dict[str, Any]:
     """The board's names (the map) of a match not yet played out: from a state made
     with its options and a seed of 0 (nothing secret is read from it)."""

@@ -219,7 +219,7 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
     const source = new EventSource(`/api/matches/${encodeURIComponent(matchId)}/live`);
     source.addEventListener("start", (event) => {
       start(JSON.parse(event.data));
-      status.textContent = "Live: updated as the match is played.";
+      status.textContent = "Live: the position as any spectator sees it (public facts only), updated as the match is played.";
     });
     source.addEventListener("frames", (event) => {
       if (!frames) return;
@@ -230,16 +230,25 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
         counter.textContent = `step ${frames.base + shown} of ${frames.base + frames.count - 1}`;
       }
     });
-    source.addEventListener("end", (event) => {
+    source.addEventListener("end", async (event) => {
       const end = JSON.parse(event.data);
       source.close();
-      status.textContent = "";
-      status.append(`The match has ended (${end.reason || "over"}). `);
-      const link = document.createElement("a");
-      link.href = window.location.pathname;
-      link.textContent = "Reload the page for its replay and event log.";
-      status.append(link);
       root.dataset.ended = "true";
+      status.textContent = `The match has ended (${end.reason || end.status}).`;
+      // the referee stores the result just after: wait for the store to say so
+      for (let tries = 0; tries < 60; tries++) {
+        const answer = await fetch(`/api/matches/${encodeURIComponent(matchId)}`);
+        const match = answer.ok ? await answer.json() : null;
+        if (match && match.status !== "running") {
+          const link = document.createElement("a");
+          link.href = window.location.pathname;
+          link.textContent = match.replay_available ? "See its replay." : "See its result.";
+          status.append(" ", link);
+          if (match.replay_hidden) status.append(` (The replay is hidden for now: ${match.replay_hidden}.)`);
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
     });
     source.addEventListener("problem", (event) => {
       source.close();
