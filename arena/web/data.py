@@ -256,20 +256,25 @@ def event_log(store: Store, match_id: str, page: int, per_page: int = 200) -> di
     """One page of the replay's steps as table rows: who acted, the action, the events."""
     replay = orjson.loads(replay_text(store, match_id))
     players = replay.get("players", [])
-    rows: list[dict[str, Any]] = []
-    if replay.get("initial_events"):
-        rows.append(_step_row(0, None, players, None, replay["initial_events"]))
-    for index, (seat, action, events) in enumerate(replay.get("steps", []), start=1):
-        rows.append(_step_row(index, seat, players, action, events))
-    pages = max(1, -(-len(rows) // per_page))
+    steps = replay.get("steps", [])
+    first = 1 if replay.get("initial_events") else 0  # the setup's events make a row
+    count = first + len(steps)
+    pages = max(1, -(-count // per_page))
     if not 1 <= page <= pages:
         raise ValueError(f"page {page}: the event log has pages 1 to {pages}")
+    rows: list[dict[str, Any]] = []  # only this page's rows: a long replay has 30,000
+    for row in range((page - 1) * per_page, min(page * per_page, count)):
+        if row < first:
+            rows.append(_step_row(0, None, players, None, replay["initial_events"]))
+        else:
+            seat, action, events = steps[row - first]
+            rows.append(_step_row(row - first + 1, seat, players, action, events))
     return {
         "match_id": match_id,
         "page": page,
         "pages": pages,
-        "steps": len(rows),
-        "rows": rows[(page - 1) * per_page : page * per_page],
+        "steps": count,
+        "rows": rows,
     }
 
 
