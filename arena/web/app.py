@@ -223,15 +223,18 @@ def create_app(db_url: str, referee: str | None = None) -> FastAPI:
         409 for a match that is not running."""
         from starlette.concurrency import run_in_threadpool
 
-        m = await run_in_threadpool(data.match, store, match_id)
         if hub is None:
+            await run_in_threadpool(data.match, store, match_id)  # 404 for an unknown one
             raise data.NotFound(
                 "this web app has no referee to watch matches on: start it with "
                 "arena web --referee HOST:PORT"
             )
-        if m["status"] != "running":
-            raise StarletteHTTPException(409, f"match {match_id} is {m['status']}, not running")
-        head = viewers.live_head(registry, m)
+        head = hub.watched(match_id)  # others watch it already: it is running
+        if head is None:
+            m = await run_in_threadpool(data.match, store, match_id)
+            if m["status"] != "running":
+                raise StarletteHTTPException(409, f"match {match_id} is {m['status']}, not running")
+            head = viewers.live_head(registry, m)
         return StreamingResponse(
             hub.stream(match_id, head),
             media_type="text/event-stream",

@@ -4,10 +4,10 @@ The referee's ``WatchMatch`` stream gives, after each step, its public events an
 position as a spectator may see it (``State.spectator_view``), and first where the
 match stands. One :class:`Feed` per watched match reads that stream once for every
 browser watching it and turns it into frames (:mod:`arena.web.frames`: the same
-deltas, and for Risk the odds a battle had when it began) that it hands to each
-browser's queue. A browser's stream (:meth:`LiveHub.stream`) sends what queued as one
-event at most every :data:`SEND_EVERY` seconds, so a fast match costs the web a write
-per browser per interval, not per step.
+deltas, and for Risk the odds a battle had when it began) . Every :data:`SEND_EVERY`
+seconds the frames made since are encoded once, as one ``frames`` event, and queued for
+every browser watching (:meth:`LiveHub.stream`): a fast match costs the web one
+encoding and a write per browser per interval, not per step.
 
 Everything sent comes from the referee's spectator messages (only public facts), the
 match's players and the map's names.
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,10 @@ import orjson
 
 from arena.web import frames
 
+log = logging.getLogger(__name__)
+#: the largest battle (attacking x defending armies) a live view gives odds for: the web
+#: computes them in its event loop as the match is played
+LIVE_ODDS_CELLS = 62_500
 #: a browser gets what queued at most this often (seconds)
 SEND_EVERY = 0.1
 
@@ -59,18 +64,24 @@ class Feed:
     match_id: str
     referee: str
     head: dict[str, Any]  # game, players, board: what the start event says besides frames
-    watchers: set[asyncio.Queue[Any]] = field(default_factory=set)
+    #: each browser's queue of encoded events (None: the end)
+    watchers: set[asyncio.Queue[bytes | None]] = field(default_factory=set)
     parts: list[Part] = field(default_factory=list)
+    #: how many of ``parts`` the watchers have been sent (the rest go at the next tick)
+    sent: int = 0
     base: int | None = None
     last: dict[str, Any] | None = None
     ended: str | None = None  # the end event's JSON, once the match has ended
     problem: str | None = None
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
+    #: browsers on this feed, waiting for its first frame or watching
+    viewers: int = 0
     odds: frames.RiskOdds | None = None
 
     def __post_init__(self) -> None:
-        self.odds = frames.RiskOdds() if self.head["game"] == "risk" else None
+        # the loop computes them as steps come: a battle beyond LIVE_ODDS_CELLS has none
+        self.odds = frames.RiskOdds(LIVE_ODDS_CELLS) if self.head["game"] == "risk" else None
 
     async def run(self) -> None:
         import grpc
@@ -78,16 +89,18 @@ class Feed:
         from arena.v1 import arena_pb2 as pb
         from arena.v1 import arena_pb2_grpc as pb_grpc
 
+        ticker = asyncio.create_task(self._tick(), name=f"send {self.match_id}")
         try:
             async with grpc.aio.insecure_channel(self.referee) as channel:
                 stub = pb_grpc.ArenaServiceStub(channel)
-                stream = stub.WatchMatch(pb.WatchMatchRequest(match_id=self.match_id))
-                async for message in stream:
+                request = pb.WatchMatchRequest(match_id=self.match_id, batches=True)
+                async for message in stub.WatchMatch(request):
                     if message.HasField("finished"):
                         info = message.finished
                         self._end({"status": info.status, "reason": info.result.reason})
                         return
-                    self._add(message.events)
+                    for events in message.batch.steps or [message.events]:
+                        self._add(events)
             self._stop(f"the referee at {self.referee} ended the stream before the match")
         except grpc.aio.AioRpcError as exc:
             if exc.code() == grpc.StatusCode.NOT_FOUND:
@@ -97,6 +110,24 @@ class Feed:
                 )
             else:
                 self._stop(f"the referee at {self.referee} did not answer: {exc.details()}")
+        except Exception as exc:  # a stream we cannot read: say so, never leave them waiting
+            log.exception("watching match %s", self.match_id)
+            self._stop(f"the live view of match {self.match_id} failed: {exc}")
+        finally:
+            ticker.cancel()
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(SEND_EVERY)
+            self.flush()
+
+    def flush(self) -> None:
+        """The frames not sent yet, as one event, to every watcher."""
+        if self.sent < len(self.parts):
+            event = _event("frames", _join(self.parts[self.sent :]))
+            self.sent = len(self.parts)
+            for queue in self.watchers:
+                queue.put_nowait(event)
 
     def _add(self, message: Any) -> None:
         events = [orjson.loads(text) for text in message.events_json]
@@ -122,8 +153,6 @@ class Feed:
             )
         self.last = view
         self.parts.append(part)
-        for queue in self.watchers:
-            queue.put_nowait(part)
         self.ready.set()
 
     def _end(self, end: dict[str, Any]) -> None:
@@ -135,9 +164,29 @@ class Feed:
         self._close()
 
     def _close(self) -> None:
+        self.flush()
         self.ready.set()
         for queue in self.watchers:
-            queue.put_nowait(None)
+            self._finish(queue)
+
+    def _finish(self, queue: asyncio.Queue[bytes | None]) -> None:
+        """The last event (the end, or why it cannot be watched), then the stream's end."""
+        if self.ended is not None:
+            queue.put_nowait(_event("end", self.ended))
+        else:
+            queue.put_nowait(_event("problem", self.problem or "{}"))
+        queue.put_nowait(None)
+
+    def watch(self) -> tuple[bytes | None, asyncio.Queue[bytes | None]]:
+        """A new watcher: its start event (None before the first frame) and its queue of
+        what follows, made together so that no frame is missed or sent twice."""
+        self.flush()
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        if self.ended is not None or self.problem is not None:
+            self._finish(queue)
+        else:
+            self.watchers.add(queue)
+        return (self.start_event() if self.parts else None), queue
 
     def start_event(self) -> bytes:
         """Everything so far: the frames from where this feed began watching."""
@@ -148,19 +197,20 @@ class Feed:
         return _event("start", f"{head[:-1]},{doc[1:]}")
 
 
-def _drain(queue: asyncio.Queue[Any]) -> list[Any]:
-    items = []
-    while not queue.empty():
-        items.append(queue.get_nowait())
-    return items
-
-
 class LiveHub:
     """The feeds of the matches browsers watch, on one referee."""
 
     def __init__(self, referee: str) -> None:
         self.referee = referee
         self.feeds: dict[str, Feed] = {}
+
+    def watched(self, match_id: str) -> dict[str, Any] | None:
+        """The head of the match's feed while it is being watched and has not ended
+        (what a new watcher needs, without asking the store again), else None."""
+        feed = self.feeds.get(match_id)
+        if feed is None or feed.ended is not None or feed.problem is not None:
+            return None
+        return feed.head
 
     async def stream(self, match_id: str, head: dict[str, Any]) -> AsyncIterator[bytes]:
         """A browser's server-sent events: ``start`` (the frames so far), then
@@ -169,37 +219,27 @@ class LiveHub:
         if feed is None or feed.task is None or feed.task.done():
             feed = self.feeds[match_id] = Feed(match_id, self.referee, head)
             feed.task = asyncio.create_task(feed.run(), name=f"watch {match_id}")
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        feed.watchers.add(queue)
+        queue: asyncio.Queue[bytes | None] | None = None
+        feed.viewers += 1
         try:
             yield b": watching\n\n"  # the response starts at once
-            await feed.ready.wait()
-            if feed.parts:
-                start = feed.start_event()
-                _drain(queue)  # the start holds these: the queue keeps what comes next
+            await feed.ready.wait()  # the first frame, or why there is none
+            start, queue = feed.watch()
+            if start is not None:
                 yield start
-            while True:
-                waited = []
-                if feed.ended is None and feed.problem is None:
-                    waited.append(await queue.get())  # the next frame, or None: the end
-                batch = [part for part in waited + _drain(queue) if part is not None]
-                if batch:
-                    yield _event("frames", _join(batch))
-                if feed.ended is not None or feed.problem is not None:
-                    break
-                await asyncio.sleep(SEND_EVERY)
-            if feed.ended is not None:
-                yield _event("end", feed.ended)
-            elif feed.problem is not None:
-                yield _event("problem", feed.problem)
+            while (event := await queue.get()) is not None:
+                yield event
         finally:
-            feed.watchers.discard(queue)
-            if not feed.watchers and feed.task is not None and not feed.task.done():
-                feed.task.cancel()  # nobody watches: stop reading the referee
-                with contextlib.suppress(asyncio.CancelledError):
-                    await feed.task
-            if self.feeds.get(match_id) is feed and not feed.watchers:
-                del self.feeds[match_id]
+            feed.viewers -= 1
+            if queue is not None:
+                feed.watchers.discard(queue)
+            if not feed.viewers:
+                if self.feeds.get(match_id) is feed:
+                    del self.feeds[match_id]
+                if feed.task is not None and not feed.task.done():
+                    feed.task.cancel()  # nobody watches: stop reading the referee
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await feed.task
 
     async def close(self) -> None:
         for feed in list(self.feeds.values()):

@@ -457,7 +457,9 @@ class Spectator:
     they arrived, the positions shown (steps played, the view's JSON) and the final
     MatchInfo."""
 
-    def __init__(self, channel: grpc.Channel, match_id: str, timeout: float = 90) -> None:
+    def __init__(
+        self, channel: grpc.Channel, match_id: str, timeout: float = 90, batches: bool = False
+    ) -> None:
         self.raws: list[bytes] = []
         self.events: list[dict[str, Any]] = []
         self.views: list[tuple[int, str]] = []
@@ -469,7 +471,9 @@ class Spectator:
             request_serializer=pb.WatchMatchRequest.SerializeToString,
             response_deserializer=None,
         )
-        self.call = watch(pb.WatchMatchRequest(match_id=match_id), timeout=timeout)
+        self.batches_received = 0
+        request = pb.WatchMatchRequest(match_id=match_id, batches=batches)
+        self.call = watch(request, timeout=timeout)
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
 
@@ -479,13 +483,15 @@ class Spectator:
                 now = time.time()
                 self.raws.append(raw)
                 message = pb.SpectatorMessage.FromString(raw)
-                carried = wire.match_events(message)
-                if message.WhichOneof("kind") == "events":
-                    self.views.append((message.events.steps, message.events.view_json))
-                if carried is not None:
-                    self.events.extend(carried[1])
-                    self.arrived.extend([now] * len(carried[1]))
-                elif message.WhichOneof("kind") == "finished":
+                kind = message.WhichOneof("kind")
+                steps = [message.events] if kind == "events" else list(message.batch.steps)
+                self.batches_received += kind == "batch"
+                for step in steps:
+                    self.views.append((step.steps, step.view_json))
+                    events = [json.loads(text) for text in step.events_json]
+                    self.events.extend(events)
+                    self.arrived.extend([now] * len(events))
+                if kind == "finished":
                     self.finished = message.finished
             self.status = grpc.StatusCode.OK
         except grpc.RpcError as exc:
@@ -1368,7 +1374,9 @@ def test_hidden_information_audit_of_serialized_messages_to_bots_and_spectators(
             seed=100 + number,
             decision_ms=20_000,  # many matches at once on a small machine: no timeouts
         )
-        started.append((match_id, players, Spectator(ref.channel, match_id)))
+        # every other spectator asks for batches: its steps come a few at a time
+        spectator = Spectator(ref.channel, match_id, batches=number % 2 == 1)
+        started.append((match_id, players, spectator))
 
     problems: list[str] = []
     stats = _counter()
@@ -1402,6 +1410,7 @@ def test_hidden_information_audit_of_serialized_messages_to_bots_and_spectators(
     assert stats["setup requests' squares of the other army checked"] >= 4 * 8, stats
     assert stats["events checked"] > 1000, stats
     assert stats["spectator views checked"] > 1000, stats
+    assert sum(s.batches_received for _, _, s in started) > 0
 
 
 # --- the audit itself catches leaks --------------------------------------------------

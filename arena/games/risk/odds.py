@@ -148,6 +148,8 @@ def attack_odds(armies: int, defenders: int, dice: int = 3, stop: int = 1) -> fl
             f"an attack needs 2+ armies, 1+ defenders, 1-3 dice and a stop from 1 to the "
             f"armies; got {armies}, {defenders}, {dice}, {stop}"
         )
+    if stop == armies:  # one roll: it takes the territory if the defender loses all
+        return _one_roll(min(dice, armies - 1), min(defenders, 3))
     if stop == 1:
         return float(_all_out_table(armies, defenders + 1, dice)[armies - 1, defenders])
     if armies * defenders > MOST_ODDS_CELLS:
@@ -187,15 +189,18 @@ def _float_tables() -> dict[tuple[int, int], list[tuple[int, int, float]]]:
     }
 
 
+@cache
+def _one_roll(dice: int, defenders: int) -> float:
+    """The chance that one roll of ``dice`` dice takes a territory of ``defenders``
+    armies (3 stands for more: one roll never takes those)."""
+    return sum(p for _, dl, p in _float_tables()[dice, min(2, defenders)] if dl == defenders)
+
+
 @functools.lru_cache(maxsize=4096)
 def _stopping(armies: int, defenders: int, dice: int, stop: int) -> float:
-    """:func:`attack_odds` of an attack that stops at ``stop`` > 1 armies, or after one
-    roll: every position it can pass through, filled from the end."""
+    """:func:`attack_odds` of an attack that stops at ``stop`` armies (1 < stop < armies):
+    every position it can pass through, filled from the end."""
     tables = _float_tables()
-    if stop == armies:  # one roll: it takes the territory if the defender loses all
-        return sum(
-            p for _, dl, p in tables[min(dice, armies - 1), min(2, defenders)] if dl == defenders
-        )
     # win[a][d]: the chance from a position the attack rolls on from (a > stop)
     win = [[1.0] + [0.0] * defenders for _ in range(armies + 1)]
     for a in range(max(stop + 1, 2), armies + 1):

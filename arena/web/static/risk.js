@@ -130,7 +130,7 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
     if (!a || !b) return;
     const [x1, y1] = a.getAttribute("transform").match(/[-\d.]+/g).map(Number);
     const [x2, y2] = b.getAttribute("transform").match(/[-\d.]+/g).map(Number);
-    const width = Number(document.querySelector("#viewer svg.risk-map").viewBox.baseVal.width);
+    const width = Number(document.querySelector("#viewer svg.map-pieces").viewBox.baseVal.width);
     const segment = document.createElementNS(SVG, "line");
     // a move across the map's edge (Alaska-Kamchatka) is drawn leaving by the edge
     const wraps = Math.abs(x1 - x2) > width / 2;

@@ -183,6 +183,11 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
   });
 
   const context = { owners: [], board: {}, players: [], root, mode, reveal: false };
+  window.ArenaViewer.show = (step) => {
+    following = false;
+    setPlaying(false);
+    show(step - (frames ? frames.base : 0));
+  };
 
   function start(doc, at) {
     frames = new Frames(doc);
@@ -193,7 +198,7 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
     controls.hidden = false;
     $("[data-log-box]").hidden = false;
     show(at === undefined ? frames.count - 1 : at);
-    window.ArenaViewer.ready = true;
+    window.ArenaViewer.readyAt = performance.now(); // since the page was asked for
     root.dataset.ready = "true";
   }
 
