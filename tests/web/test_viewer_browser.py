@@ -5,6 +5,7 @@ end. Screenshots of each viewer go to ``$ARENA_SCREENSHOTS`` (or the test's fold
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,8 +29,8 @@ def base(viewer_store: ViewerStore) -> Iterator[str]:
         yield url
 
 
-def final_state(db: Path, match_id: str) -> Any:
-    """The engine's state at the end of the stored replay."""
+def states(db: Path, match_id: str) -> list[Any]:
+    """The engine's state after each step of the stored replay (from the first)."""
     store = Store(str(db), create=False)
     try:
         record = from_json(orjson.loads(store.replay(match_id)))
@@ -38,10 +39,17 @@ def final_state(db: Path, match_id: str) -> Any:
     game = REGISTRY.game(record.game)
     variants = REGISTRY.resolve_variants(record.game, record.variants)
     state = game.new_state(record.num_players, record.seed, record.options, variants)
+    out = [state.clone()]
     for seat, action, _events in record.steps:
         state.apply(seat, action)
+        out.append(state.clone())
     assert state.terminal
-    return state
+    return out
+
+
+def final_state(db: Path, match_id: str) -> Any:
+    """The engine's state at the end of the stored replay."""
+    return states(db, match_id)[-1]
 
 
 def open_viewer(page: Any, base: str, match_id: str) -> None:
@@ -155,6 +163,13 @@ def test_a_risk_replay_stepped_to_its_end_shows_the_engines_final_state(
             assert neutral == "neutral"
         assert page.locator(".viewer-log li.current").count() == 1
         page.locator("#viewer").screenshot(path=str(screenshots / f"viewer-{kind}.png"))
+        if kind == "risk-cards":  # jumps anywhere, forth and back: the engine's board
+            every = states(viewer_store.path, match_id)
+            for target in random.Random(3).sample(range(len(every)), 25):
+                page.evaluate(f"window.ArenaViewer.show({target})")
+                shown = [(o, a) for o, a, _ in risk_territories(page)]
+                truth = every[target]
+                assert shown == list(zip(truth.owner, truth.armies, strict=True)), target
         if kind == "risk-cards":  # a battle, with its odds, in the middle of the game
             page.locator("[data-slider]").fill(str(step(page) // 2))
             battle = page.locator(".viewer-log li.current .odds")
