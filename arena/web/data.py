@@ -237,8 +237,8 @@ def match(store: Store, match_id: str) -> dict[str, Any]:
     }
 
 
-def replay_text(store: Store, match_id: str) -> str:
-    """The replay's JSON text, if it may be shown (:class:`PermissionError` if not yet)."""
+def check_replay_shown(store: Store, match_id: str) -> None:
+    """:class:`PermissionError` while the match's replay is hidden (NotFound: no match)."""
     row = store.match(match_id)
     if row is None:
         raise NotFound(f"no match {match_id!r}")
@@ -246,6 +246,11 @@ def replay_text(store: Store, match_id: str) -> str:
     hidden = visibility.replay_hidden_why(row, tournament)
     if hidden is not None:
         raise PermissionError(f"the replay of match {match_id} is hidden for now: {hidden}")
+
+
+def replay_text(store: Store, match_id: str) -> str:
+    """The replay's JSON text, if it may be shown (:class:`PermissionError` if not yet)."""
+    check_replay_shown(store, match_id)
     text = store.replay(match_id)
     if text is None:
         raise NotFound(f"match {match_id} has no stored replay")

@@ -34,7 +34,7 @@ class FrameCache:
         """``json`` (bytes), ``final`` (the last view), ``board``, ``frames``. Raises
         PermissionError while the replay is hidden, NotFound without one, ValueError
         for a replay that does not re-simulate."""
-        text = data.replay_text(store, match_id)  # the secrets' rules, at every request
+        data.check_replay_shown(store, match_id)  # the secrets' rules, at every request
         key = (match_id, reveal)
         with self._guard:
             if key in self._built:
@@ -45,7 +45,7 @@ class FrameCache:
             with self._guard:
                 if key in self._built:
                     return self._built[key]
-            record = from_json(orjson.loads(text))
+            record = from_json(orjson.loads(data.replay_text(store, match_id)))
             if record.game not in GAMES:
                 raise data.NotFound(f"no viewer for {record.game} matches")
             built = frames.from_replay(record, self.registry, reveal)
