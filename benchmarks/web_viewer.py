@@ -117,6 +117,7 @@ def bench_viewer(quick: bool) -> None:
 
     from playwright.sync_api import sync_playwright
 
+    from benchmarks.protocol import cpu_s
     from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS, web_app
 
     start = time.perf_counter()
@@ -133,11 +134,14 @@ def bench_viewer(quick: bool) -> None:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1280, "height": 1000})
             url = f"{base}/matches/{match_id}"
-            loads = []
+            loads, server_cpu = [], []
+            web = listening_pid(base)
             for _ in range(2 if quick else 6):
+                before = cpu_s(web)
                 page.goto(url)
                 page.wait_for_function("window.ArenaViewer && window.ArenaViewer.readyAt")
                 loads.append(page.evaluate("window.ArenaViewer.readyAt"))
+                server_cpu.append(1000 * (cpu_s(web) - before))
             frames = int(page.locator("[data-slider]").get_attribute("max")) + 1
             raw = [page.evaluate(RAW, f"/api/matches/{match_id}/replay") for _ in range(3)]
             raw_ms = min(r[0] for r in raw)
@@ -153,6 +157,10 @@ def bench_viewer(quick: bool) -> None:
         f"    load, page asked for -> viewer ready: cold {cold:.0f} ms (the server "
         f"re-simulates and builds the frames), warm {warm:.0f} ms (median of "
         f"{len(loads) - 1}; target under 1000 ms)"
+    )
+    print(
+        f"    the web process's CPU for it: cold {server_cpu[0]:.0f} ms, warm "
+        f"{statistics.median(server_cpu[1:]):.0f} ms"
     )
     print(
         f"    reference: fetch + parse the raw replay JSON in the page: {raw_ms:.0f} ms; "
@@ -323,7 +331,10 @@ def bench_live(quick: bool, rounds: int) -> None:
     print(f"    every round, none: {', '.join(f'{r:.0f}' for r in alone)}")
     print(f"    every round, {VIEWERS}: {', '.join(f'{r:.0f}' for r in watched_rates)}")
     ratios = [b / a for a, b in zip(alone, watched_rates, strict=True)]
-    print(f"    ratio within each round: {', '.join(f'{r:.3f}' for r in ratios)}")
+    print(
+        f"    ratio within each round: {', '.join(f'{r:.3f}' for r in ratios)} "
+        f"(median {statistics.median(ratios):.3f})"
+    )
     for _rate, _cpu, said in runs[True]:
         seconds, received, _cpu = said.split()
         print(

@@ -41,7 +41,7 @@ HOUSE_PREFIX = "house:"
 REPLACED = "replaced by a new connection of the same bot"
 REVOKED = "revoked"
 #: a spectator that asked for batches gets the steps of this long (seconds) as one message
-SPECTATOR_BATCH_S = 0.05
+SPECTATOR_BATCH_S = 0.1
 _NOTHING = object()
 
 

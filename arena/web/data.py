@@ -9,6 +9,7 @@ numbers and the order are the same. Secrets follow :mod:`arena.web.visibility`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections import Counter, defaultdict
 from datetime import datetime
 from typing import Any
@@ -258,7 +259,15 @@ def replay_text(store: Store, match_id: str) -> str:
 
 
 def event_log(store: Store, match_id: str, page: int, per_page: int = 200) -> dict[str, Any]:
-    """One page of the replay's steps as table rows: who acted, the action, the events."""
+    """One page of the replay's steps as table rows: who acted, the action, the events.
+    The secrets' rules are checked at every request; the page, once made, is kept (a
+    replay that may be shown never changes, and a long one takes 0.1 s to read)."""
+    check_replay_shown(store, match_id)
+    return _event_log_page(store, match_id, page, per_page)
+
+
+@functools.lru_cache(maxsize=64)
+def _event_log_page(store: Store, match_id: str, page: int, per_page: int) -> dict[str, Any]:
     replay = orjson.loads(replay_text(store, match_id))
     players = replay.get("players", [])
     steps = replay.get("steps", [])

@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 #: computes them in its event loop as the match is played
 LIVE_ODDS_CELLS = 62_500
 #: a browser gets what queued at most this often (seconds)
-SEND_EVERY = 0.1
+SEND_EVERY = 0.2
 
 
 def _event(kind: str, text: str) -> bytes:
