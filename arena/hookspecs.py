@@ -177,6 +177,17 @@ def risk_observation(state: RiskState, player: int, observation: dict[str, Any])
 
 
 @hookspec
+def risk_spectator_view(state: RiskState, view: dict[str, Any], reveal: bool) -> None:
+    """Add a variant's public facts to a spectator's ``view`` of the position
+    (``RiskState.spectator_view``: the web's replay viewer, the referee's spectators).
+
+    Add only what every seat may know at this point of the game (a pick revealed to
+    all, a mission once the game is over). ``reveal`` is true only for a match that has
+    ended, whose replay is public: then add its secrets too.
+    """
+
+
+@hookspec
 def risk_game_over(state: RiskState, result: Result, events: list[dict[str, Any]]) -> None:
     """Called once when the game ends, before the ``game_over`` event.
 

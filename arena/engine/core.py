@@ -195,6 +195,14 @@ class State(ABC):
     def clone(self) -> State:
         """An independent copy (including the random generator's state)."""
 
+    def spectator_view(self, reveal: bool = False) -> dict[str, Any]:
+        """The position as a spectator may see it, JSON-ready: what every seat may know
+        and nothing more (the web's replay viewer and the referee's spectators draw from
+        it). With ``reveal``, the position's secrets too (hands, hidden ranks): only for
+        a match that has ended, whose replay is public. A game without one shows
+        nothing."""
+        return {}
+
     def default_action(self) -> Action:
         """A safe legal action for the current decision, played for a seat that timed
         out, kept sending illegal actions, or forfeited (the referee's fallback)."""

@@ -334,9 +334,8 @@ class LiveMatch:
     def _broadcast(self, events: list[dict[str, Any]]) -> None:
         """Queue the step's events for each connected seat, as that seat may see them
         (they travel with its next decision, or its MatchEnded); spectators get them
-        at once. An event every seat sees alike is encoded once."""
-        if not events:
-            return
+        at once, with the position as they may see it, even for a step without events.
+        An event every seat sees alike is encoded once."""
         game = self.game
         encoded: dict[int, str] = {}
 
@@ -346,24 +345,38 @@ class LiveMatch:
                 encoded[key] = to_json_text(event)
             return encoded[key]
 
-        for index, seat in enumerate(self.seats):
-            if seat.bot_id is None:
-                continue
-            shown = [
-                text(e) for event in events if (e := game.public_event(event, index)) is not None
-            ]
-            if shown:
-                self._unsent.setdefault(index, []).extend(shown)
+        if events:
+            for index, seat in enumerate(self.seats):
+                if seat.bot_id is None:
+                    continue
+                shown = [
+                    text(e)
+                    for event in events
+                    if (e := game.public_event(event, index)) is not None
+                ]
+                if shown:
+                    self._unsent.setdefault(index, []).extend(shown)
         if self.spectators:
             shown = [
                 text(e) for event in events if (e := game.public_event(event, None)) is not None
             ]
-            if shown:
-                message = pb.SpectatorMessage(
-                    events=pb.MatchEvents(match_id=self.match_id, events_json=shown)
-                )
-                for queue in self.spectators:
-                    queue.put_nowait(message)
+            message = self.spectator_message(shown)
+            for queue in self.spectators:
+                queue.put_nowait(message)
+
+    def spectator_message(self, shown: list[str] | None = None) -> pb.SpectatorMessage:
+        """What spectators get after a step: its public events (``shown``, JSON texts)
+        and the position as a spectator may see it (``State.spectator_view``) after
+        ``steps`` steps. Without events: where the match stands, for a new watcher."""
+        assert self.state is not None
+        return pb.SpectatorMessage(
+            events=pb.MatchEvents(
+                match_id=self.match_id,
+                events_json=shown or (),
+                view_json=to_json_text(self.state.spectator_view()),
+                steps=len(self._steps),
+            )
+        )
 
     def result_message(self) -> pb.Result:
         result = self.record.result

@@ -40,6 +40,9 @@ HOUSE_PREFIX = "house:"
 #: why a connection was closed, in the status that ends its stream
 REPLACED = "replaced by a new connection of the same bot"
 REVOKED = "revoked"
+#: a spectator that asked for batches gets the steps of this long (seconds) as one message
+SPECTATOR_BATCH_S = 0.1
+_NOTHING = object()
 
 
 class AlreadyFinished(Exception):
@@ -799,8 +802,25 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             return
         queue: asyncio.Queue[Any] = asyncio.Queue()
         match.spectators.append(queue)
+        if match.state is not None:  # where it stands; every later step follows in order
+            queue.put_nowait(match.spectator_message())
+        held: Any = _NOTHING  # a message taken from the queue after a batch, sent next
         try:
-            while (message := await queue.get()) is not None:
+            while True:
+                message = await queue.get() if held is _NOTHING else held
+                held = _NOTHING
+                if message is None:
+                    break
+                if request.batches and message.HasField("events"):
+                    await asyncio.sleep(SPECTATOR_BATCH_S)  # a fast match's steps gather
+                    steps = [message.events]
+                    while not queue.empty():
+                        following = queue.get_nowait()
+                        if following is None or not following.HasField("events"):
+                            held = following
+                            break
+                        steps.append(following.events)
+                    message = pb.SpectatorMessage(batch=pb.SpectatorBatch(steps=steps))
                 if message.HasField("finished") and not self._replay_visible(
                     request.match_id, context
                 ):

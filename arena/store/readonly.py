@@ -14,6 +14,7 @@ from sqlalchemy import Engine, create_engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import sessionmaker
+from sqlalchemy.pool import QueuePool
 
 from arena.store import migrate
 from arena.store.db import Store, database_url
@@ -27,7 +28,16 @@ def read_only_engine(url: str) -> Engine:
         if not path or path == ":memory:" or not Path(path).is_file():
             raise ValueError(f"no SQLite database at {path or url!r}: nothing to show")
         uri = f"file:{Path(path).resolve()}?mode=ro"
-        return create_engine("sqlite://", creator=lambda: _sqlite_ro(uri))
+        # a queue of connections any thread may borrow: the URL "sqlite://" alone would
+        # mean an in-memory database's pool, one connection per thread and at most 5,
+        # closing others' connections under them when more threads read at once
+        return create_engine(
+            "sqlite://",
+            creator=lambda: _sqlite_ro(uri),
+            poolclass=QueuePool,
+            pool_size=8,
+            max_overflow=32,
+        )
     if parsed.get_backend_name() == "postgresql":
         return create_engine(
             url,

@@ -160,12 +160,16 @@ class ActionRejected(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., request_id: _Optional[int] = ..., reason: _Optional[str] = ..., allowed: _Optional[str] = ..., strikes: _Optional[int] = ...) -> None: ...
 
 class MatchEvents(_message.Message):
-    __slots__ = ("match_id", "events_json")
+    __slots__ = ("match_id", "events_json", "view_json", "steps")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     EVENTS_JSON_FIELD_NUMBER: _ClassVar[int]
+    VIEW_JSON_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     events_json: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, match_id: _Optional[str] = ..., events_json: _Optional[_Iterable[str]] = ...) -> None: ...
+    view_json: str
+    steps: int
+    def __init__(self, match_id: _Optional[str] = ..., events_json: _Optional[_Iterable[str]] = ..., view_json: _Optional[str] = ..., steps: _Optional[int] = ...) -> None: ...
 
 class MatchEnded(_message.Message):
     __slots__ = ("match_id", "result", "seat", "events_json")
@@ -568,18 +572,28 @@ class MatchInfo(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., status: _Optional[str] = ..., game: _Optional[str] = ..., players: _Optional[_Iterable[str]] = ..., result: _Optional[_Union[Result, _Mapping]] = ..., replay_json: _Optional[str] = ..., seed: _Optional[int] = ...) -> None: ...
 
 class WatchMatchRequest(_message.Message):
-    __slots__ = ("match_id",)
+    __slots__ = ("match_id", "batches")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    BATCHES_FIELD_NUMBER: _ClassVar[int]
     match_id: str
-    def __init__(self, match_id: _Optional[str] = ...) -> None: ...
+    batches: bool
+    def __init__(self, match_id: _Optional[str] = ..., batches: _Optional[bool] = ...) -> None: ...
+
+class SpectatorBatch(_message.Message):
+    __slots__ = ("steps",)
+    STEPS_FIELD_NUMBER: _ClassVar[int]
+    steps: _containers.RepeatedCompositeFieldContainer[MatchEvents]
+    def __init__(self, steps: _Optional[_Iterable[_Union[MatchEvents, _Mapping]]] = ...) -> None: ...
 
 class SpectatorMessage(_message.Message):
-    __slots__ = ("events", "finished")
+    __slots__ = ("events", "finished", "batch")
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     FINISHED_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     events: MatchEvents
     finished: MatchInfo
-    def __init__(self, events: _Optional[_Union[MatchEvents, _Mapping]] = ..., finished: _Optional[_Union[MatchInfo, _Mapping]] = ...) -> None: ...
+    batch: SpectatorBatch
+    def __init__(self, events: _Optional[_Union[MatchEvents, _Mapping]] = ..., finished: _Optional[_Union[MatchInfo, _Mapping]] = ..., batch: _Optional[_Union[SpectatorBatch, _Mapping]] = ...) -> None: ...
 
 class CreateTournamentRequest(_message.Message):
     __slots__ = ("name", "game", "variants", "options", "bots", "seats", "games_per_pairing", "seed", "challenger", "decision_ms", "time_bank_ms", "start")

@@ -28,7 +28,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from arena.store.readonly import ReadOnlyStore
-from arena.web import data, live, svg
+from arena.web import data, live, progress, svg, viewers
 from arena.web.cache import Boards
 
 HERE = Path(__file__).resolve().parent
@@ -38,7 +38,7 @@ WARM_JOIN_S = 10.0
 PAGE: dict[str, Any] = {"response_class": HTMLResponse, "include_in_schema": False}
 
 
-def create_app(db_url: str, referee: str | None = None, poll_s: float = live.POLL_S) -> FastAPI:
+def create_app(db_url: str, referee: str | None = None, poll_s: float = progress.POLL_S) -> FastAPI:
     """The app on the store at ``db_url``; ``referee`` (HOST:PORT), if given, is the
     referee whose health the home page shows; ``poll_s``: how often a running
     tournament's event stream looks at the store."""
@@ -50,10 +50,11 @@ def create_app(db_url: str, referee: str | None = None, poll_s: float = live.POL
     cache = Boards(store, watch=True)
     # set as the server stops: the leaderboards' first read and the event streams end
     stopping = threading.Event()
+    hub = live.LiveHub(referee) if referee else None
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        live.end_streams_on_signal(stopping)
+        progress.end_streams_on_signal(stopping)
         warm = threading.Thread(target=_warm, args=(cache, stopping), name="warm", daemon=True)
         warm.start()
         yield
@@ -62,6 +63,8 @@ def create_app(db_url: str, referee: str | None = None, poll_s: float = live.POL
         # for the board being read (a big store's first read may outlast this: left then)
         warm.join(timeout=WARM_JOIN_S)
         cache.close()
+        if hub is not None:
+            await hub.close()
         store.close()
 
     app = FastAPI(
@@ -75,6 +78,7 @@ def create_app(db_url: str, referee: str | None = None, poll_s: float = live.POL
     app.state.store = store
     app.state.boards = cache
     app.state.referee = referee
+    frame_cache = viewers.FrameCache(registry)
     templates = Jinja2Templates(directory=HERE / "templates")
     templates.env.globals.update(bar=svg.bar, history_plot=svg.history_plot)
     templates.env.filters["elo"] = lambda v: f"{v:.0f}"
@@ -146,7 +150,8 @@ def create_app(db_url: str, referee: str | None = None, poll_s: float = live.POL
     def match_page(request: Request, match_id: str, page_: int = Query(1, alias="page")):
         m = data.match(store, match_id)
         log = data.event_log(store, match_id, page_) if m["replay_available"] else None
-        return page(request, "match.html", m=m, log=log, title=f"match {match_id}")
+        viewer = viewers.page(store, frame_cache, m, referee)
+        return page(request, "match.html", m=m, log=log, viewer=viewer, title=f"match {match_id}")
 
     @app.get("/docs", **PAGE)
     def api_docs_page(request: Request) -> HTMLResponse:
@@ -232,7 +237,9 @@ def create_app(db_url: str, referee: str | None = None, poll_s: float = live.POL
             raise data.NotFound(f"no tournament {tournament_id!r}")
         live_part = templates.env.get_template("_tournament_live.html")
         return StreamingResponse(
-            live.tournament_events(store, lambda t: live_part.render(t=t), t.id, stopping, poll_s),
+            progress.tournament_events(
+                store, lambda t: live_part.render(t=t), t.id, stopping, poll_s
+            ),
             media_type="text/event-stream",
             headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
         )
@@ -257,6 +264,47 @@ def create_app(db_url: str, referee: str | None = None, poll_s: float = live.POL
             data.replay_text(store, match_id),
             media_type="application/json",
             headers={"content-disposition": f'attachment; filename="{match_id}.json"'},
+        )
+
+    @app.get("/api/matches/{match_id}/frames", summary="a match's replay as the viewer's frames")
+    def api_frames(match_id: str, reveal: bool = False) -> Response:
+        """The replay re-simulated as frames of public facts (docs/web.md, "The frame
+        API"): `keyframes`, `deltas` and `log` per step, `board`, `result`. `reveal`:
+        every fact (a Stratego piece's rank before it is struck). 403 while the replay
+        is hidden, as the replay itself (a match that has not finished, or one of a
+        tournament that has not)."""
+        built = frame_cache.get(store, match_id, reveal)
+        return Response(built["json"], media_type="application/json")
+
+    @app.get(
+        "/api/matches/{match_id}/live",
+        summary="a running match's frames as server-sent events",
+        response_class=StreamingResponse,
+    )
+    async def api_live(match_id: str) -> StreamingResponse:
+        """Server-sent events from the referee's spectator stream (docs/web.md, "The
+        live view"): `start` (the frames so far, as in `/frames`, from `base`), then
+        `frames` as the match is played, then `end` (or `problem`, why it cannot be
+        watched). Public facts only. 404 without a referee (`arena web --referee`),
+        409 for a match that is not running."""
+        from starlette.concurrency import run_in_threadpool
+
+        if hub is None:
+            await run_in_threadpool(data.match, store, match_id)  # 404 for an unknown one
+            raise data.NotFound(
+                "this web app has no referee to watch matches on: start it with "
+                "arena web --referee HOST:PORT"
+            )
+        head = hub.watched(match_id)  # others watch it already: it is running
+        if head is None:
+            m = await run_in_threadpool(data.match, store, match_id)
+            if m["status"] != "running":
+                raise StarletteHTTPException(409, f"match {match_id} is {m['status']}, not running")
+            head = viewers.live_head(registry, m)
+        return StreamingResponse(
+            hub.stream(match_id, head),
+            media_type="text/event-stream",
+            headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
         )
 
     return app

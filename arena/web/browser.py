@@ -45,12 +45,13 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve(db: Path | str, timeout_s: float = 60.0) -> Iterator[str]:
-    """``arena web`` on the store ``db`` as a process of its own, on a free port: its
-    base URL once it answers; stopped (SIGTERM) after."""
+def serve(db: Path | str, *extra: str, timeout_s: float = 60.0) -> Iterator[str]:
+    """``arena web`` on the store ``db`` as a process of its own, on a free port (``extra``:
+    more flags, such as ``--referee``): its base URL once it answers; stopped (SIGTERM)
+    after."""
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "web", "--db", str(db), "--port", str(port)],
+        [sys.executable, "-m", "arena.cli", "web", "--db", str(db), "--port", str(port), *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

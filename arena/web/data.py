@@ -10,6 +10,7 @@ Secrets follow :mod:`arena.web.visibility`.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter, defaultdict
 from datetime import datetime
 from typing import Any
@@ -21,7 +22,7 @@ from arena.ratings import pairwise
 from arena.store import BotRow, MatchRow, SeatRow, Store, TournamentRow, variant_key
 from arena.store.db import as_utc
 from arena.tournament.leaderboard import board_title, compute
-from arena.web import live, visibility
+from arena.web import progress, visibility
 from arena.web.cache import Boards, board_row
 
 #: every status of a match but ``finished``
@@ -247,8 +248,8 @@ def match(store: Store, match_id: str) -> dict[str, Any]:
     }
 
 
-def replay_text(store: Store, match_id: str) -> str:
-    """The replay's JSON text, if it may be shown (:class:`PermissionError` if not yet)."""
+def check_replay_shown(store: Store, match_id: str) -> None:
+    """:class:`PermissionError` while the match's replay is hidden (NotFound: no match)."""
     row = store.match(match_id)
     if row is None:
         raise NotFound(f"no match {match_id!r}")
@@ -256,6 +257,11 @@ def replay_text(store: Store, match_id: str) -> str:
     hidden = visibility.replay_hidden_why(row, tournament)
     if hidden is not None:
         raise PermissionError(f"the replay of match {match_id} is hidden for now: {hidden}")
+
+
+def replay_text(store: Store, match_id: str) -> str:
+    """The replay's JSON text, if it may be shown (:class:`PermissionError` if not yet)."""
+    check_replay_shown(store, match_id)
     text = store.replay(match_id)
     if text is None:
         raise NotFound(f"match {match_id} has no stored replay")
@@ -263,23 +269,36 @@ def replay_text(store: Store, match_id: str) -> str:
 
 
 def event_log(store: Store, match_id: str, page: int, per_page: int = 200) -> dict[str, Any]:
-    """One page of the replay's steps as table rows: who acted, the action, the events."""
+    """One page of the replay's steps as table rows: who acted, the action, the events.
+    The secrets' rules are checked at every request; the page, once made, is kept (a
+    replay that may be shown never changes, and a long one takes 0.1 s to read)."""
+    check_replay_shown(store, match_id)
+    return _event_log_page(store, match_id, page, per_page)
+
+
+@functools.lru_cache(maxsize=64)
+def _event_log_page(store: Store, match_id: str, page: int, per_page: int) -> dict[str, Any]:
     replay = orjson.loads(replay_text(store, match_id))
     players = replay.get("players", [])
-    rows: list[dict[str, Any]] = []
-    if replay.get("initial_events"):
-        rows.append(_step_row(0, None, players, None, replay["initial_events"]))
-    for index, (seat, action, events) in enumerate(replay.get("steps", []), start=1):
-        rows.append(_step_row(index, seat, players, action, events))
-    pages = max(1, -(-len(rows) // per_page))
+    steps = replay.get("steps", [])
+    first = 1 if replay.get("initial_events") else 0  # the setup's events make a row
+    count = first + len(steps)
+    pages = max(1, -(-count // per_page))
     if not 1 <= page <= pages:
         raise ValueError(f"page {page}: the event log has pages 1 to {pages}")
+    rows: list[dict[str, Any]] = []  # only this page's rows: a long replay has 30,000
+    for row in range((page - 1) * per_page, min(page * per_page, count)):
+        if row < first:
+            rows.append(_step_row(0, None, players, None, replay["initial_events"]))
+        else:
+            seat, action, events = steps[row - first]
+            rows.append(_step_row(row - first + 1, seat, players, action, events))
     return {
         "match_id": match_id,
         "page": page,
         "pages": pages,
-        "steps": len(rows),
-        "rows": rows[(page - 1) * per_page : page * per_page],
+        "steps": count,
+        "rows": rows,
     }
 
 
@@ -365,7 +384,7 @@ def tournament(store: Store, tournament_id: str, sort: str = "rank") -> dict[str
         if visibility.tournament_seed_visible(t)
         else (visibility.TOURNAMENT_HIDES),
         # still to change: its page follows /api/tournaments/ID/events (arena.web.live)
-        "live": t.status in live.LIVE,
+        "live": t.status in progress.LIVE,
     }
 
 

@@ -1,111 +1,250 @@
-"""A tournament's page as it is played: server-sent events from
-``/api/tournaments/ID/events``.
+"""The live view: a running match's frames, pushed to browsers as server-sent events.
 
-The server looks at the store every :data:`POLL_S` seconds, cheaply (the tournament's
-row and its matches counted by status, one index range), and pushes the live part of
-the page (``_tournament_live.html``: status, progress, standings, crosstable, matches)
-when that look differs from the last one, and once at the start. The page's script puts
-it in place; without JavaScript the page is the same, as of when it was loaded.
+The referee's ``WatchMatch`` stream gives, after each step, its public events and the
+position as a spectator may see it (``State.spectator_view``), and first where the
+match stands. One :class:`Feed` per watched match reads that stream once for every
+browser watching it and turns it into frames (:mod:`arena.web.frames`: the same
+deltas, and for Risk the odds a battle had when it began) . Every :data:`SEND_EVERY`
+seconds the frames made since are encoded once, as one ``frames`` event, and queued for
+every browser watching (:meth:`LiveHub.stream`): a fast match costs the web one
+encoding and a write per browser per interval, not per step.
 
-What is pushed is the page itself, rendered from :func:`arena.web.data.tournament`, so
-it shows exactly what a reload would show: nothing of a running tournament's seeds and
-replays (:mod:`arena.web.visibility`).
-
-A stream ends when the tournament is no longer ``created`` or ``running`` (after the
-event that shows it so), after :data:`STREAM_S` seconds in any case (the browser then
-connects again by itself), and when the server is asked to stop: uvicorn waits for open
-answers before it stops, and tells the app nothing, so :func:`end_streams_on_signal`
-chains a handler before uvicorn's own for SIGINT and SIGTERM.
+Everything sent comes from the referee's spectator messages (only public facts), the
+match's players and the map's names.
 """
 
 from __future__ import annotations
 
 import asyncio
-import signal
-import threading
-import time
-from collections.abc import AsyncIterator, Callable
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from starlette.concurrency import run_in_threadpool
 
-from arena.store import Store
-from arena.web import data
+from arena.web import frames
 
-#: how often the store is looked at, per stream
-POLL_S = 1.0
-#: a comment line this often keeps proxies from closing a quiet stream
-KEEPALIVE_S = 15.0
-#: the longest one stream lasts (the browser connects again after RETRY_MS)
-STREAM_S = 60.0
-RETRY_MS = 1000
-#: the statuses in which a tournament may still change
-LIVE = ("created", "running")
+log = logging.getLogger(__name__)
+#: the largest battle (attacking x defending armies) a live view gives odds for: the web
+#: computes them in its event loop as the match is played
+LIVE_ODDS_CELLS = 62_500
+#: a browser gets what queued at most this often (seconds)
+SEND_EVERY = 0.2
 
 
-def end_streams_on_signal(stopping: threading.Event) -> None:
-    """Set ``stopping`` when the process gets SIGINT or SIGTERM, then do what was done
-    before (uvicorn's handler: stop serving). Only the main thread can do this (a server
-    run by ``uvicorn.run`` starts its app there; a test client does not)."""
-    if threading.current_thread() is not threading.main_thread():
-        return
-    for number in (signal.SIGINT, signal.SIGTERM):
-        previous = signal.getsignal(number)
-
-        def handler(signum: int, frame: Any, previous: Any = previous) -> None:
-            stopping.set()
-            if callable(previous):
-                previous(signum, frame)
-            elif previous == signal.SIG_DFL and signum == signal.SIGINT:
-                raise KeyboardInterrupt
-
-        signal.signal(number, handler)
+def _event(kind: str, text: str) -> bytes:
+    """One server-sent event (``text`` is JSON: one line)."""
+    return f"event: {kind}\ndata: {text}\n\n".encode()
 
 
-def state(store: Store, tournament_id: str) -> tuple[str, tuple[tuple[str, int], ...]] | None:
-    """What a change of the page shows in: the status and the matches by status."""
-    t = store.tournament(tournament_id)
-    if t is None:
-        return None
-    return t.status, tuple(sorted(store.progress(t.id).items()))
+@dataclass
+class Part:
+    """One frame as JSON texts: its keyframe (every KEYFRAME_EVERY frames), its delta,
+    its log entry; joined with others into one ``frames`` event."""
+
+    keyframe: str | None
+    delta: str
+    log: str
 
 
-async def tournament_events(
-    store: Store,
-    render: Callable[[dict[str, Any]], str],
-    tournament_id: str,
-    stopping: threading.Event,
-    poll_s: float = POLL_S,
-    stream_s: float = STREAM_S,
-) -> AsyncIterator[str]:
-    """The event stream of one tournament (its full id): ``tournament`` events with the
-    rendered live part, ``end`` once it can no longer change; it stops early when
-    ``stopping`` is set (the server stopping)."""
-    yield f"retry: {RETRY_MS}\n\n"
-    last: object = None
-    started = quiet = time.monotonic()
-    while True:
-        now = await run_in_threadpool(state, store, tournament_id)
-        if now is None:
+def _join(parts: list[Part]) -> str:
+    keyframes = ",".join(p.keyframe for p in parts if p.keyframe is not None)
+    deltas = ",".join(p.delta for p in parts)
+    logs = ",".join(p.log for p in parts)
+    return f'{{"keyframes":[{keyframes}],"deltas":[{deltas}],"log":[{logs}]}}'
+
+
+@dataclass
+class Feed:
+    """One running match as the referee streams it to spectators, and the browsers
+    watching it (each a queue of parts; None ends it)."""
+
+    match_id: str
+    referee: str
+    head: dict[str, Any]  # game, players, board: what the start event says besides frames
+    #: each browser's queue of encoded events (None: the end)
+    watchers: set[asyncio.Queue[bytes | None]] = field(default_factory=set)
+    parts: list[Part] = field(default_factory=list)
+    #: how many of ``parts`` the watchers have been sent (the rest go at the next tick)
+    sent: int = 0
+    base: int | None = None
+    last: dict[str, Any] | None = None
+    ended: str | None = None  # the end event's JSON, once the match has ended
+    problem: str | None = None
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[None] | None = None
+    #: browsers on this feed, waiting for its first frame or watching
+    viewers: int = 0
+    odds: frames.RiskOdds | None = None
+
+    def __post_init__(self) -> None:
+        # the loop computes them as steps come: a battle beyond LIVE_ODDS_CELLS has none
+        self.odds = frames.RiskOdds(LIVE_ODDS_CELLS) if self.head["game"] == "risk" else None
+
+    async def run(self) -> None:
+        import grpc
+
+        from arena.v1 import arena_pb2 as pb
+        from arena.v1 import arena_pb2_grpc as pb_grpc
+
+        ticker = asyncio.create_task(self._tick(), name=f"send {self.match_id}")
+        try:
+            async with grpc.aio.insecure_channel(self.referee) as channel:
+                stub = pb_grpc.ArenaServiceStub(channel)
+                request = pb.WatchMatchRequest(match_id=self.match_id, batches=True)
+                async for message in stub.WatchMatch(request):
+                    if message.HasField("finished"):
+                        info = message.finished
+                        self._end({"status": info.status, "reason": info.result.reason})
+                        return
+                    for events in message.batch.steps or [message.events]:
+                        self._add(events)
+            self._stop(f"the referee at {self.referee} ended the stream before the match")
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() == grpc.StatusCode.NOT_FOUND:
+                self._stop(
+                    f"the referee at {self.referee} is not playing match {self.match_id}: "
+                    "it may be played by another referee"
+                )
+            else:
+                self._stop(f"the referee at {self.referee} did not answer: {exc.details()}")
+        except Exception as exc:  # a stream we cannot read: say so, never leave them waiting
+            log.exception("watching match %s", self.match_id)
+            self._stop(f"the live view of match {self.match_id} failed: {exc}")
+        finally:
+            ticker.cancel()
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(SEND_EVERY)
+            self.flush()
+
+    def flush(self) -> None:
+        """The frames not sent yet, as one event, to every watcher."""
+        if self.sent < len(self.parts):
+            event = _event("frames", _join(self.parts[self.sent :]))
+            self.sent = len(self.parts)
+            for queue in self.watchers:
+                queue.put_nowait(event)
+
+    def _add(self, message: Any) -> None:
+        events = [orjson.loads(text) for text in message.events_json]
+        view = orjson.loads(message.view_json) if message.view_json else None
+        if view is None:
             return
-        if now != last:
-            t = await run_in_threadpool(data.tournament, store, tournament_id)
-            payload = {
-                "status": t["status"],
-                "matches": t["matches"],
-                "finished_matches": t["finished_matches"],
-                "progress": t["progress"],
-                "html": render(t),
-            }
-            yield f"event: tournament\ndata: {orjson.dumps(payload).decode()}\n\n"
-            last, quiet = now, time.monotonic()
-            if now[0] not in LIVE:
-                yield "event: end\ndata: {}\n\n"
-                return
-        if stopping.is_set() or time.monotonic() - started > stream_s:
-            return
-        if time.monotonic() - quiet > KEEPALIVE_S:
-            yield ": still here\n\n"
-            quiet = time.monotonic()
-        await asyncio.sleep(poll_s)
+        if self.base is None or self.last is None:  # where watching begins
+            self.base = message.steps
+            seen = self.odds.annotate(events) if self.odds else events
+            part = Part(orjson.dumps(view).decode(), "{}", orjson.dumps([None, seen]).decode())
+        else:
+            index = message.steps - self.base
+            if self.odds is not None:
+                self.odds.before_step(self.last, None)
+            seen = self.odds.annotate(events) if self.odds else events
+            keyframe = orjson.dumps(view).decode() if index % frames.KEYFRAME_EVERY == 0 else None
+            # the seat that acted: the one whose decision it was
+            entry = [self.last.get("player"), seen]
+            part = Part(
+                keyframe,
+                orjson.dumps(frames.delta(self.last, view)).decode(),
+                orjson.dumps(entry).decode(),
+            )
+        self.last = view
+        self.parts.append(part)
+        self.ready.set()
+
+    def _end(self, end: dict[str, Any]) -> None:
+        self.ended = orjson.dumps(end).decode()
+        self._close()
+
+    def _stop(self, why: str) -> None:
+        self.problem = orjson.dumps({"detail": why}).decode()
+        self._close()
+
+    def _close(self) -> None:
+        self.flush()
+        self.ready.set()
+        for queue in self.watchers:
+            self._finish(queue)
+
+    def _finish(self, queue: asyncio.Queue[bytes | None]) -> None:
+        """The last event (the end, or why it cannot be watched), then the stream's end."""
+        if self.ended is not None:
+            queue.put_nowait(_event("end", self.ended))
+        else:
+            queue.put_nowait(_event("problem", self.problem or "{}"))
+        queue.put_nowait(None)
+
+    def watch(self) -> tuple[bytes | None, asyncio.Queue[bytes | None]]:
+        """A new watcher: its start event (None before the first frame) and its queue of
+        what follows, made together so that no frame is missed or sent twice."""
+        self.flush()
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        if self.ended is not None or self.problem is not None:
+            self._finish(queue)
+        else:
+            self.watchers.add(queue)
+        return (self.start_event() if self.parts else None), queue
+
+    def start_event(self) -> bytes:
+        """Everything so far: the frames from where this feed began watching."""
+        doc = _join(self.parts)
+        head = orjson.dumps(
+            {**self.head, "base": self.base or 0, "keyframe_every": frames.KEYFRAME_EVERY}
+        ).decode()
+        return _event("start", f"{head[:-1]},{doc[1:]}")
+
+
+class LiveHub:
+    """The feeds of the matches browsers watch, on one referee."""
+
+    def __init__(self, referee: str) -> None:
+        self.referee = referee
+        self.feeds: dict[str, Feed] = {}
+
+    def watched(self, match_id: str) -> dict[str, Any] | None:
+        """The head of the match's feed while it is being watched and has not ended
+        (what a new watcher needs, without asking the store again), else None."""
+        feed = self.feeds.get(match_id)
+        if feed is None or feed.ended is not None or feed.problem is not None:
+            return None
+        return feed.head
+
+    async def stream(self, match_id: str, head: dict[str, Any]) -> AsyncIterator[bytes]:
+        """A browser's server-sent events: ``start`` (the frames so far), then
+        ``frames`` as the match is played, then ``end`` or ``problem``."""
+        feed = self.feeds.get(match_id)
+        if feed is None or feed.task is None or feed.task.done():
+            feed = self.feeds[match_id] = Feed(match_id, self.referee, head)
+            feed.task = asyncio.create_task(feed.run(), name=f"watch {match_id}")
+        queue: asyncio.Queue[bytes | None] | None = None
+        feed.viewers += 1
+        try:
+            yield b": watching\n\n"  # the response starts at once
+            await feed.ready.wait()  # the first frame, or why there is none
+            start, queue = feed.watch()
+            if start is not None:
+                yield start
+            while (event := await queue.get()) is not None:
+                yield event
+        finally:
+            feed.viewers -= 1
+            if queue is not None:
+                feed.watchers.discard(queue)
+            if not feed.viewers:
+                if self.feeds.get(match_id) is feed:
+                    del self.feeds[match_id]
+                if feed.task is not None and not feed.task.done():
+                    feed.task.cancel()  # nobody watches: stop reading the referee
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await feed.task
+
+    async def close(self) -> None:
+        for feed in list(self.feeds.values()):
+            if feed.task is not None:
+                feed.task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await feed.task
+        self.feeds.clear()

@@ -454,11 +454,15 @@ def test_bot_that_reconnects_within_grace_resumes_its_seat(referee_server, bot_f
 
 class Spectator:
     """WatchMatch in a thread: every SpectatorMessage (as bytes), events with the time
-    they arrived, and the final MatchInfo."""
+    they arrived, the positions shown (steps played, the view's JSON) and the final
+    MatchInfo."""
 
-    def __init__(self, channel: grpc.Channel, match_id: str, timeout: float = 90) -> None:
+    def __init__(
+        self, channel: grpc.Channel, match_id: str, timeout: float = 90, batches: bool = False
+    ) -> None:
         self.raws: list[bytes] = []
         self.events: list[dict[str, Any]] = []
+        self.views: list[tuple[int, str]] = []
         self.arrived: list[float] = []
         self.finished: pb.MatchInfo | None = None
         self.status: grpc.StatusCode | None = None
@@ -467,7 +471,9 @@ class Spectator:
             request_serializer=pb.WatchMatchRequest.SerializeToString,
             response_deserializer=None,
         )
-        self.call = watch(pb.WatchMatchRequest(match_id=match_id), timeout=timeout)
+        self.batches_received = 0
+        request = pb.WatchMatchRequest(match_id=match_id, batches=batches)
+        self.call = watch(request, timeout=timeout)
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
 
@@ -477,11 +483,15 @@ class Spectator:
                 now = time.time()
                 self.raws.append(raw)
                 message = pb.SpectatorMessage.FromString(raw)
-                carried = wire.match_events(message)
-                if carried is not None:
-                    self.events.extend(carried[1])
-                    self.arrived.extend([now] * len(carried[1]))
-                elif message.WhichOneof("kind") == "finished":
+                kind = message.WhichOneof("kind")
+                steps = [message.events] if kind == "events" else list(message.batch.steps)
+                self.batches_received += kind == "batch"
+                for step in steps:
+                    self.views.append((step.steps, step.view_json))
+                    events = [json.loads(text) for text in step.events_json]
+                    self.events.extend(events)
+                    self.arrived.extend([now] * len(events))
+                if kind == "finished":
                     self.finished = message.finished
             self.status = grpc.StatusCode.OK
         except grpc.RpcError as exc:
@@ -1263,6 +1273,33 @@ def audit(
     return problems
 
 
+def view_problems(
+    rec: MatchRecord, views: list[tuple[int, str]], stats: dict[str, int]
+) -> list[str]:
+    """The positions a spectator was shown, as serialized: after every step from where
+    it began watching, each the engine's spectator view then (public facts only: see
+    tests/web/test_frames.py), nothing else."""
+    problems = []
+    if not views:
+        return ["the spectator was shown no position"]
+    steps = [n for n, _ in views]
+    if steps != list(range(steps[0], len(rec.steps) + 1)):
+        problems.append(f"the positions shown skip or repeat steps: {steps[:5]}...")
+    state = new_state(rec)
+    truth = [json.dumps(state.spectator_view())]
+    for seat, action, _events in rec.steps:
+        if action.get("type") == "forfeit":
+            state.forfeit(seat)
+        else:
+            state.apply(seat, action)
+        truth.append(json.dumps(state.spectator_view()))
+    for number, text in views:
+        if json.loads(text) != json.loads(truth[number]):
+            problems.append(f"the position shown after step {number} is not the spectator view")
+        stats["spectator views checked"] += 1
+    return problems
+
+
 def _counter() -> dict[str, int]:
     from collections import Counter
 
@@ -1337,7 +1374,9 @@ def test_hidden_information_audit_of_serialized_messages_to_bots_and_spectators(
             seed=100 + number,
             decision_ms=20_000,  # many matches at once on a small machine: no timeouts
         )
-        started.append((match_id, players, Spectator(ref.channel, match_id)))
+        # every other spectator asks for batches: its steps come a few at a time
+        spectator = Spectator(ref.channel, match_id, batches=number % 2 == 1)
+        started.append((match_id, players, spectator))
 
     problems: list[str] = []
     stats = _counter()
@@ -1353,6 +1392,7 @@ def test_hidden_information_audit_of_serialized_messages_to_bots_and_spectators(
         events[None] = spectator.events
         label = f"{rec.game} {'+'.join(rec.variants) or 'classic'} {match_id[:8]}"
         problems += [f"{label}: {p}" for p in audit(rec, requests, events, stats)]
+        problems += [f"{label}: {p}" for p in view_problems(rec, spectator.views, stats)]
         assert spectator.finished is not None and spectator.finished.status == "finished"
         assert spectator.finished.replay_json  # the whole replay, once it has ended
         stats[f"matches {rec.game}"] += 1
@@ -1369,6 +1409,8 @@ def test_hidden_information_audit_of_serialized_messages_to_bots_and_spectators(
     assert stats["unrevealed enemy pieces checked"] > 10_000, stats
     assert stats["setup requests' squares of the other army checked"] >= 4 * 8, stats
     assert stats["events checked"] > 1000, stats
+    assert stats["spectator views checked"] > 1000, stats
+    assert sum(s.batches_received for _, _, s in started) > 0
 
 
 # --- the audit itself catches leaks --------------------------------------------------

@@ -4,9 +4,11 @@ web tests; plus a bot whose name is markup, with a finished match, to test escap
 from __future__ import annotations
 
 import io
+import os
 import re
 import shutil
 import uuid
+from collections.abc import Iterator
 from contextlib import redirect_stdout
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -18,6 +20,7 @@ import pytest
 from arena.store import BotRow, Outcome, Store
 from arena.tournament.executor import LocalExecutor
 from arena.tournament.runner import TournamentSpec, create_tournament, run_tournament
+from arena.web import browser
 
 XSS = "<script>alert(1)</script>"
 
@@ -185,3 +188,76 @@ def pages(client: Any) -> list[str]:
         for m in client.get(f"/api/tournaments/{t['tournament_id']}").json()["match_list"]:
             paths += [f"/matches/{m['match_id']}", f"/api/matches/{m['match_id']}"]
     return paths
+
+
+# --- the viewers: a store of every kind of replay, `arena web` as a process, Chromium ---
+
+#: one small tournament of each kind of match a viewer draws
+VIEWER_SPECS = {
+    "risk-cards": TournamentSpec(
+        game="risk",
+        bots=["aggressive", "defensive", "blitz"],
+        seats=3,
+        options={"turn-limit": "30"},
+    ),
+    "risk-missions": TournamentSpec(
+        game="risk",
+        bots=["aggressive", "defensive", "blitz"],
+        seats=3,
+        variants=["missions"],
+        options={"turn-limit": "30"},
+    ),
+    "risk-capital": TournamentSpec(
+        game="risk",
+        bots=["aggressive", "defensive", "blitz", "random"],
+        seats=4,
+        variants=["capital"],
+        options={"turn-limit": "30"},
+    ),
+    "risk-neutral": TournamentSpec(
+        game="risk", bots=["aggressive", "blitz"], seats=2, variants=["neutral"]
+    ),
+    "stratego": TournamentSpec(game="stratego", bots=["heuristic", "random"], seats=2),
+}
+
+
+@dataclass(frozen=True)
+class ViewerStore:
+    path: Path
+    #: a finished match of each kind in VIEWER_SPECS, by kind
+    matches: dict[str, str]
+
+
+@pytest.fixture(scope="session")
+def viewer_store(tmp_path_factory: pytest.TempPathFactory) -> ViewerStore:
+    path = tmp_path_factory.mktemp("viewer") / "arena.db"
+    store = Store(str(path))
+    matches = {}
+    try:
+        for kind, spec in VIEWER_SPECS.items():
+            t = create_tournament(store, TournamentSpec(**{**spec.__dict__, "name": kind}))
+            run_tournament(store, t.id, LocalExecutor(workers=0))
+            matches[kind] = store.tournament_matches(t.id, ["finished"])[0].id
+    finally:
+        store.close()
+    return ViewerStore(path, matches)
+
+
+#: `arena web` on a store as a process on a free port; its base URL while it runs
+web_app = browser.serve
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium through Playwright (never a downloaded browser)."""
+    assert os.path.exists(browser.CHROMIUM), "run scripts/ensure_chromium.sh (make test does)"
+    with browser.chromium() as opened:
+        yield opened
+
+
+@pytest.fixture
+def screenshots(tmp_path: Path) -> Path:
+    """Where a test saves its screenshots: ``$ARENA_SCREENSHOTS``, or its own folder."""
+    folder = Path(os.environ.get("ARENA_SCREENSHOTS") or tmp_path / "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

@@ -4,7 +4,6 @@ what a person sees and clicks. Screenshots of each page go to ``$ARENA_SCREENSHO
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,15 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page
 
-from arena.web.browser import (
-    CHROMIUM,
-    README_SHOTS,
-    VIEWPORT,
-    chromium,
-    new_page,
-    readme_shots,
-    serve,
-)
+from arena.web.browser import README_SHOTS, VIEWPORT, new_page, readme_shots, serve
 from arena.web.browser import shoot as browser_shoot
 
 from .conftest import XSS, Filled, cli_leaderboard
@@ -33,17 +24,13 @@ def server(filled: Filled) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    assert os.path.exists(CHROMIUM), "run scripts/ensure_chromium.sh (make test does)"
-    with chromium() as opened:
-        yield opened
+def browser(chromium: Browser) -> Browser:
+    return chromium
 
 
 @pytest.fixture
-def shots(tmp_path: Path) -> Path:
-    folder = Path(os.environ.get("ARENA_SCREENSHOTS") or tmp_path / "screenshots")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+def shots(screenshots: Path) -> Path:
+    return screenshots
 
 
 def shoot(page: Page, folder: Path, name: str, full_page: bool = True) -> Path:

@@ -115,6 +115,7 @@ def _hooks_for(plugins: tuple[object, ...]) -> tuple[RiskHooks, pluggy.PluginMan
                 else _positional(observation, ("state", "player", "observation"))
             ),
             game_over=optional("risk_game_over"),
+            spectator_view=optional("risk_spectator_view"),
         ),
         pm,
     )

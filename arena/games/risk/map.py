@@ -5,11 +5,16 @@ A map file is JSON: ``{"name", "continents": [{"name", "bonus", "territories"}],
 Without ``cards``, designs are dealt infantry, cavalry, artillery in turn over the
 territories in file order, so each design appears equally often (14 each on the
 classic map).
+
+For pictures (the web's replay viewer), optionally: a ``"colour"`` per continent
+(``"#rrggbb"``) and ``"layout": {"width", "height", "territories": {"name": [x, y]}}``,
+where each territory is drawn (x to the right, y down). The rules never read them.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -18,6 +23,7 @@ from typing import Any
 
 DESIGNS = ("infantry", "cavalry", "artillery")
 WILD = 3  # design index of a wild card
+COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")
 
 
 @dataclass(frozen=True, eq=False)
@@ -32,6 +38,10 @@ class RiskMap:
     neighbours: tuple[tuple[int, ...], ...]
     adjacent: tuple[frozenset[int], ...]
     card_design: tuple[int, ...]  # design index per territory card
+    #: for pictures only: a "#rrggbb" per continent (None: not given)
+    continent_colour: tuple[str | None, ...] = ()
+    #: for pictures only: (width, height) and an (x, y) per territory, or None
+    layout: tuple[tuple[float, float], tuple[tuple[float, float], ...]] | None = None
 
     @property
     def size(self) -> int:
@@ -82,6 +92,10 @@ class RiskMap:
             design = tuple(i % 3 for i in range(len(names)))
         else:
             design = tuple(DESIGNS.index(cards[name]) for name in names)
+        colours = tuple(c.get("colour") for c in continents)
+        for c, colour in zip(continents, colours, strict=True):
+            if colour is not None and (type(colour) is not str or not COLOUR.match(colour)):
+                raise ValueError(f"continent {c['name']}: colour {colour!r} is not #rrggbb")
         territory_continent = [0] * len(names)
         members = []
         for ci, c in enumerate(continents):
@@ -99,7 +113,46 @@ class RiskMap:
             neighbours=tuple(tuple(sorted(n)) for n in neighbours),
             adjacent=tuple(frozenset(n) for n in neighbours),
             card_design=design,
+            continent_colour=colours,
+            layout=_layout(data.get("layout"), names),
         )
+
+
+def _layout(
+    layout: Any, names: list[str]
+) -> tuple[tuple[float, float], tuple[tuple[float, float], ...]] | None:
+    """The map file's ``layout``, checked: a size and a place inside it for every
+    territory."""
+    if layout is None:
+        return None
+
+    def number(value: Any) -> bool:
+        return type(value) in (int, float) and value >= 0
+
+    try:
+        width, height, places = layout["width"], layout["height"], layout["territories"]
+    except (KeyError, TypeError):
+        raise ValueError("map layout needs width, height and territories") from None
+    if not (number(width) and number(height) and width > 0 and height > 0):
+        raise ValueError(f"map layout: width and height must be positive, got {width}, {height}")
+    points = []
+    for name in names:
+        point = places.get(name) if isinstance(places, dict) else None
+        if not (
+            isinstance(point, list)
+            and len(point) == 2
+            and all(number(v) for v in point)
+            and point[0] <= width
+            and point[1] <= height
+        ):
+            raise ValueError(
+                f"map layout: territory {name} needs [x, y] inside {width}x{height}, got {point!r}"
+            )
+        points.append((float(point[0]), float(point[1])))
+    unknown = sorted(set(places) - set(names))
+    if unknown:
+        raise ValueError(f"map layout places territories not on the map: {', '.join(unknown)}")
+    return (float(width), float(height)), tuple(points)
 
 
 @cache

@@ -87,6 +87,7 @@ class RiskHooks:
     defence_chooser: Callable[..., int | None]
     observation: Callable[..., Any] | None
     game_over: Callable[..., Any] | None
+    spectator_view: Callable[..., Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -396,6 +397,44 @@ class RiskState(State):
         if self.hooks.observation is not None:
             self.hooks.observation(self, player, obs)
         return obs
+
+    def spectator_view(self, reveal: bool = False) -> dict[str, Any]:
+        """The board, whose turn it is, and per owner (the seats, then passive owners)
+        its territories, armies and number of cards (never which); the holder of each
+        continent (-1: none). A variant adds its public facts (``risk_spectator_view``).
+        With ``reveal`` (a match that has ended), every hand too."""
+        owner, armies = self.owner, self.armies
+        strength = [0] * self.num_owners
+        for o, n in zip(owner, armies, strict=True):
+            strength[o] += n  # an unowned territory (claim setup) has no armies: o -1 adds 0
+        holders = []
+        at = owner.__getitem__
+        for members in self.map.continent_members:
+            held = set(map(at, members))
+            holders.append(held.pop() if len(held) == 1 else -1)
+        view: dict[str, Any] = {
+            "phase": self._custom.kind
+            if self.phase == VARIANT and self._custom
+            else PHASE_NAMES[self.phase],
+            "player": self.player,
+            "turn": self.turn,
+            "round": self.round,
+            "owner": owner[:],
+            "armies": armies[:],
+            "territories": self.territory_count[:],
+            "strength": strength,
+            "continents": holders,
+            "cards": list(map(len, self.hands)),
+            "alive": self.alive[:],
+            "passive": self.passive[:],
+            "draw_pile": len(self.draw_pile),
+            "sets_traded": self.sets_traded,
+        }
+        if reveal:
+            view["hands"] = [sorted(hand) for hand in self.hands]
+        if self.hooks.spectator_view is not None:
+            self.hooks.spectator_view(state=self, view=view, reveal=reveal)
+        return view
 
     # --- legal options ----------------------------------------------------------------
 

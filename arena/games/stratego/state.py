@@ -221,6 +221,27 @@ class StrategoState(State):
             "rescues_left": [2 - n for n in self.rescues] if self.rules.rescue else [0, 0],
         }
 
+    def spectator_view(self, reveal: bool = False) -> dict[str, Any]:
+        """Where every piece stands, each as ``[owner, rank or None, moved, revealed]``
+        (moved: 0, 1, or 2 for a move of more than one square), the rank only once a
+        strike or a rescue showed it; the pieces each side has lost; whose move it is.
+        No piece during the setup (a seat must not learn the other's). With ``reveal``
+        (a match that has ended), every rank, during the setup too."""
+        board: list[list[Any] | None] = [None] * SQUARES
+        if reveal or self.phase != SETUP:
+            facts = zip(self.owner, self.rank, self.moved, self.far, self.revealed, strict=True)
+            for s, (o, r, moved, far, shown) in enumerate(facts):
+                if o >= 0:
+                    rank = NAMES[r] if reveal or shown else None
+                    board[s] = [o, rank, 2 if far else int(moved), int(shown)]
+        return {
+            "phase": PHASE_NAMES[self.phase],
+            "player": self.player,
+            "ply": self.ply,
+            "board": board,
+            "captured": [[NAMES[r] for r in lost] for lost in self.captured],
+        }
+
     # --- legal options ----------------------------------------------------------------
 
     def legal_options(self) -> dict[str, Any]:

@@ -111,6 +111,12 @@ class Capital:
             state.num_players, state.options["short-capital"] == "on"
         )
 
+    @hookimpl
+    def risk_spectator_view(self, state: Any, view: dict[str, Any], reveal: bool) -> None:
+        data = state.variant_data.get(NAME)
+        if data is not None and (data["revealed"] or reveal):
+            view["headquarters"] = list(data["hq"])
+
 
 CAPITAL_OPTIONS = (
     OptionSpec(

@@ -215,6 +215,17 @@ class Missions:
             observation["colours"] = COLOURS[: state.num_players]
 
     @hookimpl
+    def risk_spectator_view(self, state: Any, view: dict[str, Any], reveal: bool) -> None:
+        """The seats' colours; the missions once the game is over (its ``missions``
+        event shows them then)."""
+        data = state.variant_data.get(NAME)
+        if data is None:
+            return
+        view["colours"] = list(COLOURS[: state.num_players])
+        if state.terminal or reveal:
+            view["missions"] = [BY_ID[m].text for m in data["assigned"]]
+
+    @hookimpl
     def risk_game_over(self, state: Any, result: Result, events: list[dict[str, Any]]) -> None:
         data = state.variant_data.get(NAME)
         if data is not None:

@@ -1,0 +1,204 @@
+"""What the replay viewer and the live view draw: a match as frames of public facts.
+
+Frame ``f`` is the position after ``f`` steps (frame 0: the game as it was created), as
+``State.spectator_view`` shows it to a spectator: the rules live in the engine, the
+browser only draws. A match's frames travel as
+
+* ``keyframes``: the whole view of every ``keyframe_every``-th frame;
+* ``deltas``: for every frame, what changed since the frame before (:func:`delta`);
+* ``log``: for every frame, the seat that acted and the events its step caused, as a
+  spectator sees them (``Game.public_event(event, None)``); a Risk battle carries the
+  odds it had when it began (:class:`RiskOdds`).
+
+so that showing any frame applies fewer than ``keyframe_every`` deltas to a keyframe.
+A stored replay is re-simulated with the engine (:func:`from_replay`); a live match's
+views come from the referee's spectator stream (:mod:`arena.web.live`), through the
+same :func:`delta` and :class:`RiskOdds`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Sequence
+from itertools import compress
+from operator import ne
+from typing import Any
+
+from arena.engine.match import MatchRecord
+
+#: a keyframe every so many frames: a jump applies at most this many deltas less one
+KEYFRAME_EVERY = 50
+_MISSING = object()
+
+
+def delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """What changed from view ``before`` to view ``after``: ``key: value`` for a new
+    value; ``"~key": [[index, value], ...]`` for a list of the same length of which
+    fewer than half the items changed; ``"-": [keys]`` for keys gone."""
+    out: dict[str, Any] = {}
+    for key, value in after.items():
+        old = before.get(key, _MISSING)
+        if old == value:
+            continue
+        if type(value) is list and type(old) is list and len(old) == len(value):
+            # the indices that differ, found in C (a view changes a few items a step)
+            changed = list(compress(range(len(value)), map(ne, old, value)))  # type: ignore[arg-type]
+            if 2 * len(changed) < len(value):
+                out["~" + key] = [[i, value[i]] for i in changed]
+                continue
+        out[key] = value
+    gone = [key for key in before if key not in after]
+    if gone:
+        out["-"] = gone
+    return out
+
+
+def apply_delta(view: dict[str, Any], change: dict[str, Any]) -> dict[str, Any]:
+    """``view`` changed by ``change`` (a new dict; what the browser does, for tests)."""
+    out = {k: (v[:] if type(v) is list else v) for k, v in view.items()}
+    for key, value in change.items():
+        if key == "-":
+            for gone in value:
+                out.pop(gone, None)
+        elif key.startswith("~"):
+            for index, item in value:
+                out[key[1:]][index] = item
+        else:
+            out[key] = value
+    return out
+
+
+class RiskOdds:
+    """Adds to each Risk ``battle`` event the chance of capture it had when it began.
+
+    The attack began at the last frame whose phase was ``attack`` (with the option
+    ``defender-dice=choose`` its rolls take several steps, the armies changing on the
+    way), so the armies come from that frame's view. When the attack's order is known
+    (a replay's action: one roll, or on until ``until`` armies are left) the chance is
+    that of the attack as ordered: ``stop`` is the armies it stops at (the armies it
+    had: one roll). Live, the order is not public: ``stop`` is null and the chance is
+    that of pressing on to the end (until one army is left). Either way the defender
+    is taken to roll the most dice allowed, and the attack's own dice.
+    """
+
+    def __init__(self, most_cells: int | None = None) -> None:
+        self.armies: list[int] | None = None
+        self.order: dict[str, Any] | None = None
+        #: battles larger than this (armies x defenders) get no chance (None: any size)
+        self.most_cells = most_cells
+
+    def before_step(self, view: dict[str, Any], action: dict[str, Any] | None) -> None:
+        """Called with the view before each step (and its action, when known)."""
+        if view.get("phase") == "attack":
+            self.armies = view["armies"]
+            self.order = action if action is not None and action.get("type") == "attack" else None
+
+    def annotate(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        from arena.games.risk.odds import attack_odds
+
+        out = []
+        for event in events:
+            if event.get("e") == "battle" and self.armies is not None:
+                armies, defenders = self.armies[event["from"]], self.armies[event["to"]]
+                stop = None
+                if self.order is not None:
+                    until = self.order.get("until")
+                    stop = until if type(until) is int else armies
+                odds: dict[str, Any] = {"armies": armies, "defenders": defenders, "stop": stop}
+                odds["capture"] = None  # a battle too large to tabulate: no chance given
+                if self.most_cells is None or armies * defenders <= self.most_cells:
+                    with contextlib.suppress(ValueError):
+                        odds["capture"] = attack_odds(armies, defenders, event["dice"], stop or 1)
+                event = {**event, "odds": odds}
+            out.append(event)
+        return out
+
+
+def public_events(game: Any, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for event in events if (e := game.public_event(event, None)) is not None]
+
+
+def from_replay(record: MatchRecord, registry: Any, reveal: bool = False) -> dict[str, Any]:
+    """The frames of a stored replay, re-simulated with the engine. ``reveal``: every
+    fact (hidden ranks, hands) and every event whole: only for a match that has ended.
+
+    Raises ValueError when the replay does not re-simulate under this Arena's rules.
+    The garbage collector is off meanwhile: the frames are a tree of new lists and dicts
+    (no cycle to find), and its passes over them as they grow cost a third of the time.
+    """
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _from_replay(record, registry, reveal)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _from_replay(record: MatchRecord, registry: Any, reveal: bool) -> dict[str, Any]:
+    from arena.engine.core import IllegalAction
+
+    game = registry.game(record.game)
+    variants = registry.resolve_variants(record.game, record.variants)
+    state = game.new_state(record.num_players, record.seed, record.options, variants)
+    shown = (lambda events: list(events)) if reveal else (lambda e: public_events(game, e))
+    odds = RiskOdds() if record.game == "risk" else None
+    view = state.spectator_view(reveal)
+    first = odds.annotate(shown(record.initial_events)) if odds else shown(record.initial_events)
+    keyframes, deltas, log = [view], [{}], [[None, first]]
+    for index, (seat, action, events) in enumerate(record.steps, start=1):
+        if odds is not None:
+            odds.before_step(view, action)
+        try:
+            if action.get("type") == "forfeit":
+                state.forfeit(seat)
+            else:
+                state.apply(seat, action)
+        except (IllegalAction, KeyError, TypeError, ValueError) as exc:
+            raise ValueError(
+                f"step {index} does not replay under this arena's rules ({exc}): "
+                "try `arena replay verify`"
+            ) from None
+        after = state.spectator_view(reveal)
+        deltas.append(delta(view, after))
+        if index % KEYFRAME_EVERY == 0:
+            keyframes.append(after)
+        seen = shown(events)
+        log.append([seat, odds.annotate(seen) if odds else seen])
+        view = after
+    return {
+        "game": record.game,
+        "players": list(record.players),
+        "reveal": reveal,
+        "keyframe_every": KEYFRAME_EVERY,
+        "frames": len(deltas),
+        "keyframes": keyframes,
+        "deltas": deltas,
+        "log": log,
+        "final": view,
+        "board": board(state),
+        "result": record.result.to_json() if record.result else None,
+    }
+
+
+def board(state: Any) -> dict[str, Any]:
+    """What the viewer needs to name things: Risk's territories, continents and owners
+    (the seats, then passive owners such as the neutral); nothing for Stratego."""
+    game_map = getattr(state, "map", None)
+    if game_map is None:
+        return {}
+    return {
+        "map": game_map.name,
+        "territories": list(game_map.territories),
+        "continents": [
+            {"name": name, "bonus": bonus, "territories": list(members)}
+            for name, bonus, members in zip(
+                game_map.continents,
+                game_map.continent_bonus,
+                game_map.continent_members,
+                strict=True,
+            )
+        ],
+        "passive_owners": list(state.config.passive_owners),
+    }

@@ -1,0 +1,275 @@
+/* Arena's match viewer: steps through a match's frames and lets a game's drawer
+   (risk.js, stratego.js) draw each one. The server computes every fact (the rules
+   live in Python); this script only applies the frames' deltas and draws.
+
+   Frames (docs/web.md, "The frame API"): frame i is the position after i steps.
+   keyframes[k] is the whole view of frame k * keyframe_every; deltas[i] changes
+   frame i - 1 into frame i; log[i] is [seat, events] of the step that led to it.
+   A live match's page gets the same frames, pushed as server-sent events. */
+"use strict";
+
+window.ArenaViewer = window.ArenaViewer || { drawers: {} };
+
+(function () {
+  const root = document.getElementById("viewer");
+  if (!root || !root.querySelector("[data-controls]")) return;
+  const drawer = window.ArenaViewer.drawers[root.dataset.game];
+  const matchId = root.dataset.match;
+  const mode = root.dataset.mode;
+  const $ = (selector) => root.querySelector(selector);
+  const controls = $("[data-controls]");
+  const slider = $("[data-slider]");
+  const counter = $("[data-counter]");
+  const status = $("[data-status]");
+  const logList = $("[data-log]");
+  const playButton = controls.querySelector('[data-go="play"]');
+  const LOG_AROUND = 6; // log lines shown before and after the current step
+
+  function copy(value) {
+    return value !== null && typeof value === "object" ? structuredClone(value) : value;
+  }
+
+  /* view changed by one delta, in place: "~key" sets items of a list, "-" removes keys */
+  function applyDelta(view, delta) {
+    for (const key in delta) {
+      const value = delta[key];
+      if (key === "-") {
+        for (const gone of value) delete view[gone];
+      } else if (key[0] === "~") {
+        const list = view[key.slice(1)];
+        for (const [index, item] of value) list[index] = copy(item);
+      } else {
+        view[key] = copy(value);
+      }
+    }
+  }
+
+  /* The frames of a match, and the view of any one of them: the nearest keyframe at or
+     before it and fewer than keyframe_every deltas, or the deltas after the frame shown
+     last when that is nearer. */
+  class Frames {
+    constructor(doc) {
+      this.every = doc.keyframe_every;
+      this.base = doc.base || 0; // the match's step of frame 0 (a live view may start late)
+      this.keyframes = doc.keyframes;
+      this.deltas = doc.deltas;
+      this.log = doc.log;
+      this.current = null;
+      this.currentIndex = -1;
+    }
+    get count() {
+      return this.deltas.length;
+    }
+    append(part) {
+      this.keyframes.push(...part.keyframes);
+      this.deltas.push(...part.deltas);
+      this.log.push(...part.log);
+    }
+    view(index) {
+      const from = this.currentIndex;
+      if (!(from >= 0 && index >= from && index - from < this.every)) {
+        const k = Math.floor(index / this.every);
+        this.current = structuredClone(this.keyframes[k]);
+        this.currentIndex = k * this.every;
+      }
+      for (let i = this.currentIndex + 1; i <= index; i++) applyDelta(this.current, this.deltas[i]);
+      this.currentIndex = index;
+      return this.current;
+    }
+  }
+
+  let frames = null;
+  let shown = 0;
+  let playing = false;
+  let following = mode === "live"; // a live view keeps to the latest frame until moved
+  let lastTick = 0;
+  let owed = 0;
+
+  function show(index) {
+    if (!frames) return;
+    index = Math.max(0, Math.min(frames.count - 1, index));
+    shown = index;
+    const view = frames.view(index);
+    drawer.draw(view, frames.log[index], context);
+    slider.max = String(frames.count - 1);
+    slider.value = String(index);
+    counter.textContent = `step ${frames.base + index} of ${frames.base + frames.count - 1}`;
+    drawLog(index);
+    root.dataset.step = String(frames.base + index);
+  }
+
+  function drawLog(index) {
+    const items = [];
+    const first = Math.max(0, index - LOG_AROUND);
+    const last = Math.min(frames.count - 1, index + LOG_AROUND);
+    const element = (tag, className, ...content) => {
+      const node = document.createElement(tag);
+      node.className = className;
+      node.append(...content);
+      return node;
+    };
+    for (let i = first; i <= last; i++) {
+      const [seat, events] = frames.log[i] || [null, []];
+      const lines = events.map((event) => element("div", "event", drawer.describe(event, context)));
+      if (!lines.length) lines.push(element("div", "event muted", "(nothing public)"));
+      const who = seat === null || seat === undefined ? "" : context.owners[seat].label;
+      const item = element(
+        "li",
+        i === index ? "current" : "",
+        element("span", "step", String(frames.base + i)),
+        element("span", "who", who),
+        element("div", "events", ...lines)
+      );
+      if (i === index) item.setAttribute("aria-current", "step");
+      items.push(item);
+    }
+    logList.replaceChildren(...items);
+  }
+
+  function setPlaying(on) {
+    playing = on && frames !== null;
+    playButton.textContent = playing ? "Pause" : "Play";
+    if (playing) {
+      if (shown >= frames.count - 1 && mode !== "live") show(0);
+      lastTick = performance.now();
+      owed = 0;
+      requestAnimationFrame(tick);
+    }
+  }
+
+  function tick(now) {
+    if (!playing) return;
+    const speed = Number($("[data-speed]").value);
+    owed += ((now - lastTick) / 1000) * speed;
+    lastTick = now;
+    if (owed >= 1) {
+      const steps = Math.floor(owed);
+      owed -= steps;
+      show(shown + steps);
+      if (shown >= frames.count - 1 && mode !== "live") return setPlaying(false);
+    }
+    requestAnimationFrame(tick);
+  }
+
+  function go(where) {
+    if (!frames) return;
+    following = false;
+    if (where === "play") return setPlaying(!playing);
+    setPlaying(false);
+    const target = { first: 0, prev: shown - 1, next: shown + 1, last: frames.count - 1 }[where];
+    if (where === "last") following = mode === "live";
+    show(target);
+  }
+
+  controls.addEventListener("click", (event) => {
+    const button = event.target.closest("button[data-go]");
+    if (button) go(button.dataset.go);
+  });
+  slider.addEventListener("input", () => {
+    following = false;
+    setPlaying(false);
+    show(Number(slider.value));
+  });
+  document.addEventListener("keydown", (event) => {
+    const target = event.target;
+    const typing = target.tagName === "SELECT" || target.tagName === "TEXTAREA" || (target.tagName === "INPUT" && target.type !== "checkbox");
+    const pressing = event.key === " " && (target.tagName === "BUTTON" || target.tagName === "INPUT");
+    if (typing || pressing || event.altKey || event.ctrlKey || event.metaKey) return;
+    const keys = { ArrowLeft: "prev", ArrowRight: "next", Home: "first", End: "last", " ": "play" };
+    if (keys[event.key]) {
+      event.preventDefault();
+      go(keys[event.key]);
+    }
+  });
+
+  const context = { owners: [], board: {}, players: [], root, mode, reveal: false };
+  window.ArenaViewer.show = (step) => {
+    following = false;
+    setPlaying(false);
+    show(step - (frames ? frames.base : 0));
+  };
+
+  function start(doc, at) {
+    frames = new Frames(doc);
+    context.board = doc.board;
+    context.players = doc.players;
+    context.owners = drawer.owners ? drawer.owners(doc) : doc.players.map((label) => ({ label }));
+    context.reveal = !!doc.reveal;
+    controls.hidden = false;
+    $("[data-log-box]").hidden = false;
+    show(at === undefined ? frames.count - 1 : at);
+    window.ArenaViewer.readyAt = performance.now(); // since the page was asked for
+    root.dataset.ready = "true";
+  }
+
+  /* --- a replay: every frame at once ------------------------------------------------ */
+
+  async function loadReplay(reveal) {
+    const url = `/api/matches/${encodeURIComponent(matchId)}/frames` + (reveal ? "?reveal=true" : "");
+    const answer = await fetch(url);
+    if (!answer.ok) {
+      const detail = (await answer.json().catch(() => ({}))).detail || answer.statusText;
+      status.textContent = `The viewer could not load the frames: ${detail}`;
+      return;
+    }
+    const at = frames ? shown : undefined;
+    start(await answer.json(), at);
+    if (at === undefined) status.textContent = "The end of the match. Step through it with the controls or the arrow keys.";
+  }
+
+  /* --- a live match: frames pushed by the server as they are played ----------------- */
+
+  function watch() {
+    status.textContent = "Connecting to the match…";
+    const source = new EventSource(`/api/matches/${encodeURIComponent(matchId)}/live`);
+    source.addEventListener("start", (event) => {
+      start(JSON.parse(event.data));
+      status.textContent = "Live: the position as any spectator sees it (public facts only), updated as the match is played.";
+    });
+    source.addEventListener("frames", (event) => {
+      if (!frames) return;
+      frames.append(JSON.parse(event.data));
+      if (following) show(frames.count - 1);
+      else {
+        slider.max = String(frames.count - 1);
+        counter.textContent = `step ${frames.base + shown} of ${frames.base + frames.count - 1}`;
+      }
+    });
+    source.addEventListener("end", async (event) => {
+      const end = JSON.parse(event.data);
+      source.close();
+      root.dataset.ended = "true";
+      status.textContent = `The match has ended (${end.reason || end.status}).`;
+      // the referee stores the result just after: wait for the store to say so
+      for (let tries = 0; tries < 60; tries++) {
+        const answer = await fetch(`/api/matches/${encodeURIComponent(matchId)}`);
+        const match = answer.ok ? await answer.json() : null;
+        if (match && match.status !== "running") {
+          const link = document.createElement("a");
+          link.href = window.location.pathname;
+          link.textContent = match.replay_available ? "See its replay." : "See its result.";
+          status.append(" ", link);
+          if (match.replay_hidden) status.append(` (The replay is hidden for now: ${match.replay_hidden}.)`);
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    });
+    source.addEventListener("problem", (event) => {
+      source.close();
+      status.textContent = JSON.parse(event.data).detail;
+      root.dataset.ended = "true";
+    });
+    source.onerror = () => {
+      if (source.readyState === EventSource.CLOSED && !root.dataset.ended) {
+        status.textContent = "The live stream stopped. Reload the page to try again.";
+      }
+    };
+  }
+
+  const reveal = $("[data-reveal]");
+  if (reveal) reveal.addEventListener("change", () => loadReplay(reveal.checked));
+
+  if (mode === "replay") loadReplay(false);
+  else if (mode === "live") watch();
+})();

@@ -1,0 +1,363 @@
+"""Web viewer benchmark: the replay viewer in headless Chromium, and live viewers.
+
+(1) The longest replay that benchmarks/engine.py makes (6 players, progressive cards,
+    uniform random bots: seeds 0-11 of its "random 6 progressive" row) stored as a
+    finished match and opened in Debian's Chromium through Playwright: the time from
+    asking for the match page to a viewer ready to step (cold: the server re-simulates
+    the replay and builds its frames; warm: the frames are kept), against fetching and
+    parsing the raw replay JSON in the same page; then jumps to 300 random steps (the
+    time until the next frame is painted), against single steps forward.
+(2) One 3-player Risk match between remote random bots (`arena bot run random`
+    processes) on a referee, with `arena web --referee` watching it: its decisions per
+    second with 50 live viewers (real server-sent-event clients in another process, on
+    `/api/matches/ID/live`) against none, the conditions interleaved, best of
+    ``--rounds`` each, and the ratio within each round.
+
+    .venv/bin/python benchmarks/web_viewer.py            # the figures in docs/benchmarks.md
+    .venv/bin/python benchmarks/web_viewer.py --quick    # a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+# imports of Arena are made where they are used: the viewers' process (--viewers) starts
+# with asyncio alone, so that it is ready before the match starts
+
+
+VIEWERS = 50
+
+
+# --- (1) the replay viewer ---------------------------------------------------------------
+
+
+def longest_replay(games: int) -> str:
+    """The largest replay of engine.py's random 6-player progressive games."""
+    from arena.engine import play_match
+    from arena.engine.replay import dumps
+    from arena.plugins import load_registry
+
+    registry = load_registry()
+    risk = registry.game("risk")
+    longest = ""
+    for seed in range(games):
+        bots = [registry.bot("risk", "random").factory(s, seed * 100 + s) for s in range(6)]
+        text = dumps(play_match(risk, bots, seed, {"cards": "progressive"}))
+        longest = max(longest, text, key=len)
+    return longest
+
+
+def store_replay(db: Path, text: str) -> str:
+    """A store holding ``text`` as a finished match of house bots; the match's id."""
+    import json
+
+    from arena.store import Outcome, Store
+
+    replay = json.loads(text)
+    store = Store(str(db))
+    try:
+        house = store.house_bot("random")
+        match_id = "longest-" + uuid.uuid4().hex[:8]
+        seats = replay["num_players"]
+        store.start_match(
+            match_id,
+            "risk",
+            [house.label] * seats,
+            bot_ids=[house.id] * seats,
+            options=replay["options"],
+            seed=replay["seed"],
+        )
+        result = replay["result"]
+        store.record_result(
+            Outcome(
+                match_id,
+                "finished",
+                reason=result["reason"],
+                places=tuple(result["places"]),
+                detail=result["detail"],
+                replay=text,
+            )
+        )
+    finally:
+        store.close()
+    return match_id
+
+
+JUMP = """async (steps) => {
+  const times = [];
+  for (const step of steps) {
+    const start = performance.now();
+    window.ArenaViewer.show(step);
+    await new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+    times.push(performance.now() - start);
+  }
+  return times;
+}"""
+RAW = """async (url) => {
+  const start = performance.now();
+  const replay = await (await fetch(url)).json();
+  return [performance.now() - start, replay.steps.length];
+}"""
+
+
+def bench_viewer(quick: bool) -> None:
+    import random
+
+    from playwright.sync_api import sync_playwright
+
+    from benchmarks.protocol import cpu_s
+    from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS, web_app
+
+    start = time.perf_counter()
+    text = longest_replay(2 if quick else 12)
+    made = time.perf_counter() - start
+    print(
+        f"(1) the longest replay of engine.py's random 6-player progressive games: "
+        f"{len(text) / 1e6:.2f} MB (made in {made:.0f} s)"
+    )
+    with tempfile.TemporaryDirectory() as work:
+        db = Path(work) / "viewer.db"
+        match_id = store_replay(db, text)
+        with web_app(db) as base, sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 1000})
+            url = f"{base}/matches/{match_id}"
+            loads, server_cpu = [], []
+            web = listening_pid(base)
+            for _ in range(2 if quick else 6):
+                before = cpu_s(web)
+                page.goto(url)
+                page.wait_for_function("window.ArenaViewer && window.ArenaViewer.readyAt")
+                loads.append(page.evaluate("window.ArenaViewer.readyAt"))
+                server_cpu.append(1000 * (cpu_s(web) - before))
+            frames = int(page.locator("[data-slider]").get_attribute("max")) + 1
+            raw = [page.evaluate(RAW, f"/api/matches/{match_id}/replay") for _ in range(3)]
+            raw_ms = min(r[0] for r in raw)
+            rng = random.Random(1)
+            count = 50 if quick else 300
+            jumps = page.evaluate(JUMP, [rng.randrange(frames) for _ in range(count)])
+            first = rng.randrange(frames - count - 1)
+            nexts = page.evaluate(JUMP, list(range(first, first + count)))
+            browser.close()
+    cold, warm = loads[0], statistics.median(loads[1:])
+    print(f"    {frames - 1} steps, {frames} frames (a keyframe every 50)")
+    print(
+        f"    load, page asked for -> viewer ready: cold {cold:.0f} ms (the server "
+        f"re-simulates and builds the frames), warm {warm:.0f} ms (median of "
+        f"{len(loads) - 1}; target under 1000 ms)"
+    )
+    print(
+        f"    the web process's CPU for it: cold {server_cpu[0]:.0f} ms, warm "
+        f"{statistics.median(server_cpu[1:]):.0f} ms"
+    )
+    print(
+        f"    reference: fetch + parse the raw replay JSON in the page: {raw_ms:.0f} ms; "
+        f"the viewer's load is {cold / raw_ms:.1f}x that cold, {warm / raw_ms:.1f}x warm"
+    )
+    median = statistics.median(jumps)
+    p95 = sorted(jumps)[int(0.95 * len(jumps))]
+    step = statistics.median(nexts)
+    print(
+        f"    jump to a random step, until painted: median {median:.1f} ms, 95th "
+        f"percentile {p95:.1f} ms, worst {max(jumps):.1f} ms over {len(jumps)} jumps "
+        f"(target: median under 50 ms)"
+    )
+    print(
+        f"    reference: one step forward, until painted: median {step:.1f} ms; a jump is "
+        f"{median / step:.2f}x a step"
+    )
+
+
+# --- (2) live viewers ------------------------------------------------------------------
+
+
+async def _viewer(host: str, port: int, path: str, deadline: float) -> tuple[float, int]:
+    """One server-sent-event client: asks until the match is live, then reads to the
+    end. (seconds until its stream started, bytes received)."""
+    started = time.perf_counter()
+    while True:
+        reader, writer = await asyncio.open_connection(host, port)
+        writer.write(
+            f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: text/event-stream\r\n\r\n".encode()
+        )
+        await writer.drain()
+        status = await reader.readline()
+        if b" 200 " in status:
+            break
+        writer.close()
+        if time.perf_counter() > deadline:
+            raise RuntimeError(f"the live stream never opened: {status!r}")
+        await asyncio.sleep(0.02)
+    opened = time.perf_counter() - started
+    received = 0
+    tail = b""
+    while b"event: end" not in tail and b"event: problem" not in tail:
+        chunk = await reader.read(65536)
+        if not chunk:
+            break
+        received += len(chunk)
+        tail = (tail + chunk)[-256:]
+    writer.close()
+    if b"event: end" not in tail:
+        raise RuntimeError(f"a viewer's stream ended without the match's end: {tail!r}")
+    return opened, received
+
+
+async def viewers(url: str, count: int) -> None:
+    """``count`` live viewers of ``url`` (http://HOST:PORT/api/matches/ID/live)."""
+    host_port, path = url.removeprefix("http://").split("/", 1)
+    host, port = host_port.split(":")
+    print("ready", flush=True)
+    sys.stdin.readline()  # the match has started
+    deadline = time.perf_counter() + 60
+    results = await asyncio.gather(
+        *(_viewer(host, int(port), "/" + path, deadline) for _ in range(count))
+    )
+    opened = max(r[0] for r in results)
+    print(f"{opened:.3f} {sum(r[1] for r in results)} {time.process_time():.3f}", flush=True)
+
+
+def listening_pid(base: str) -> int:
+    """The process listening at ``base`` (http://HOST:PORT)."""
+    port = base.rsplit(":", 1)[1]
+    out = subprocess.run(["ss", "-ltnpH", f"sport = :{port}"], capture_output=True, text=True)
+    found = re.search(r"pid=(\d+)", out.stdout)
+    if found is None:
+        raise RuntimeError(f"nothing listens at {base}: {out.stdout or out.stderr}")
+    return int(found.group(1))
+
+
+def run_match(
+    ref: Any, players: list[str], turns: int, web: str, watched: bool
+) -> tuple[float, list[float], str]:
+    """One match, with ``VIEWERS`` live viewers on the web app ``web`` if ``watched``:
+    (decisions per second; CPU µs a decision of the referee, the bots, the web app and
+    the viewers' process; what the viewers said)."""
+    import json
+
+    from arena.v1 import arena_pb2 as pb
+    from benchmarks.protocol import CpuMeter
+
+    match_id = "watched-" + uuid.uuid4().hex[:10]
+    crowd = None
+    pids = [ref.proc.pid, *(p.pid for p in ref.bots), listening_pid(web)]
+    if watched:
+        crowd = subprocess.Popen(
+            [sys.executable, __file__, "--viewers", f"{web}/api/matches/{match_id}/live"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert crowd.stdout is not None and crowd.stdin is not None
+        if crowd.stdout.readline().strip() != "ready":
+            raise RuntimeError("the viewers' process did not start")
+    meter = CpuMeter(pids)
+    request = pb.RunMatchRequest(
+        game="risk",
+        players=players,
+        options={"turn-limit": str(turns)},
+        match_id=match_id,
+    )
+    start = time.perf_counter()
+    ref.stub.RunMatch(request, timeout=60)  # started; the viewers come now
+    if crowd is not None:
+        crowd.stdin.write("go\n")
+        crowd.stdin.flush()
+    request.wait = True  # the same match (its id): the answer comes once it has ended
+    reply = ref.stub.RunMatch(request, timeout=1800)
+    elapsed = time.perf_counter() - start
+    info = reply.match
+    if info.status != "finished" or info.result.forfeits:
+        raise RuntimeError(f"match {match_id}: {info.status} {info.result}")
+    decisions = len(json.loads(info.replay_json)["steps"])
+    said = ""
+    if crowd is not None:
+        said = crowd.communicate(timeout=120)[0].strip()  # closes its stdin too
+        if crowd.returncode != 0:
+            raise RuntimeError(f"the viewers failed: {said}")
+    referee, *rest = meter.per(decisions)
+    bots, web_us = sum(rest[: len(ref.bots)]), rest[len(ref.bots)]
+    crowd_us = 1e6 * float(said.split()[2]) / decisions if said else 0.0  # its own count
+    return decisions / elapsed, [referee, bots, web_us, crowd_us], said
+
+
+def bench_live(quick: bool, rounds: int) -> None:
+    from benchmarks.protocol import RefereeProcess
+    from tests.web.conftest import web_app
+
+    turns = 60 if quick else 200
+    print(
+        f"(2) one 3-player Risk match, remote random bots, turn limit {turns}: decisions/s "
+        f"with {VIEWERS} live viewers against none (best of {rounds}, interleaved)"
+    )
+    runs: dict[bool, list[tuple[float, list[float], str]]] = {False: [], True: []}
+    with tempfile.TemporaryDirectory() as work:
+        ref = RefereeProcess(Path(work))
+        try:
+            names = [ref.bot(f"random-{i}") for i in range(3)]
+            ref.wait_connected(names)
+            with web_app(Path(work) / "bench.db", "--referee", ref.address) as base:
+                for _ in range(rounds):
+                    for watched in (False, True):
+                        runs[watched].append(run_match(ref, names, turns, base, watched))
+        finally:
+            ref.close()
+    alone = [r[0] for r in runs[False]]
+    watched_rates = [r[0] for r in runs[True]]
+    best0, best1 = max(alone), max(watched_rates)
+    print(f"    no viewer:            {best0:7.0f} decisions/s")
+    print(
+        f"    {VIEWERS} live viewers:      {best1:7.0f} decisions/s = {best1 / best0:.3f} of "
+        f"none (target: a fall of less than 10%, at least 0.900)"
+    )
+    for watched, label in ((False, "no viewer"), (True, f"{VIEWERS} viewers")):
+        ref_us, bots_us, web_us, crowd_us = (min(r[1][i] for r in runs[watched]) for i in range(4))
+        print(
+            f"    CPU µs a decision, {label}: referee {ref_us:.0f}, bots {bots_us:.0f}, "
+            f"web {web_us:.0f}, viewers' process {crowd_us:.0f}"
+        )
+    print(f"    every round, none: {', '.join(f'{r:.0f}' for r in alone)}")
+    print(f"    every round, {VIEWERS}: {', '.join(f'{r:.0f}' for r in watched_rates)}")
+    ratios = [b / a for a, b in zip(alone, watched_rates, strict=True)]
+    print(
+        f"    ratio within each round: {', '.join(f'{r:.3f}' for r in ratios)} "
+        f"(median {statistics.median(ratios):.3f})"
+    )
+    for _rate, _cpu, said in runs[True]:
+        seconds, received, _cpu = said.split()
+        print(
+            f"    viewers: all {VIEWERS} streaming {float(seconds):.2f} s after they first "
+            f"asked; {int(received) / 1e6:.1f} MB received in all"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--rounds", type=int, default=None, help="best of (default 3; quick 1)")
+    parser.add_argument("--viewers", help=argparse.SUPPRESS)
+    parser.add_argument("--only", choices=("viewer", "live"), help="one part only")
+    args = parser.parse_args()
+    if args.viewers:
+        asyncio.run(viewers(args.viewers, VIEWERS))
+        return
+    if args.only != "live":
+        bench_viewer(args.quick)
+    if args.only != "viewer":
+        bench_live(args.quick, args.rounds or (1 if args.quick else 3))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,179 @@
+"""The viewer's frames (arena.web.frames) against the engine: rebuilt from keyframes and
+deltas, every frame is the engine's spectator view at that step; the bytes sent for a
+spectator hold only what every seat may know at that step; a Risk battle's odds are
+those it had when it began."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+import pytest
+
+from arena.engine import play_match
+from arena.engine.match import MatchRecord
+from arena.games.risk.odds import attack_odds
+from arena.plugins import load_registry
+from arena.web import frames
+
+REGISTRY = load_registry()
+
+#: (game, bots, options, variants): Risk with cards, each Risk variant, odd options,
+#: and Stratego under two rule sets
+MATCHES = {
+    "risk-cards": ("risk", ["random", "aggressive", "blitz"], {"turn-limit": "40"}, []),
+    "risk-missions": ("risk", ["aggressive", "defensive", "blitz", "random"], {}, ["missions"]),
+    "risk-capital": ("risk", ["aggressive", "blitz", "defensive", "random"], {}, ["capital"]),
+    "risk-neutral": ("risk", ["aggressive", "blitz"], {}, ["neutral"]),
+    "risk-faces-choose": (
+        "risk",
+        ["blitz", "aggressive", "defensive"],
+        {"dice": "faces", "defender-dice": "choose", "turn-limit": "25"},
+        [],
+    ),
+    "stratego": ("stratego", ["heuristic", "random"], {}, []),
+    "stratego-isf": ("stratego", ["random", "heuristic"], {}, ["isf"]),
+}
+
+
+def play(name: str, seed: int = 8_746_219_305_117) -> MatchRecord:
+    game_name, bots, options, variant_names = MATCHES[name]
+    game = REGISTRY.game(game_name)
+    variants = REGISTRY.resolve_variants(game_name, variant_names)
+    players = [REGISTRY.bot(game_name, b).factory(s, seed + s) for s, b in enumerate(bots)]
+    return play_match(game, players, seed, options, variants, names=bots)
+
+
+@pytest.fixture(scope="module", params=sorted(MATCHES))
+def played(request: pytest.FixtureRequest) -> tuple[str, MatchRecord]:
+    return request.param, play(request.param)
+
+
+def states(record: MatchRecord) -> list[Any]:
+    """The engine's state after each step (frame i: after i steps), as clones."""
+    game = REGISTRY.game(record.game)
+    variants = REGISTRY.resolve_variants(record.game, record.variants)
+    state = game.new_state(record.num_players, record.seed, record.options, variants)
+    out = [state.clone()]
+    for seat, action, _events in record.steps:
+        state.apply(seat, action)
+        out.append(state.clone())
+    return out
+
+
+def view_at(doc: dict[str, Any], index: int) -> dict[str, Any]:
+    """Frame ``index`` as the browser builds it: its keyframe, then the deltas after."""
+    every = doc["keyframe_every"]
+    view = doc["keyframes"][index // every]
+    for i in range(index // every * every + 1, index + 1):
+        view = frames.apply_delta(view, doc["deltas"][i])
+    return view
+
+
+def test_every_frame_is_the_engines_spectator_view(played):
+    _name, record = played
+    doc = orjson.loads(orjson.dumps(frames.from_replay(record, REGISTRY)))
+    truth = states(record)
+    assert doc["frames"] == len(record.steps) + 1 == len(doc["deltas"]) == len(doc["log"])
+    for index, state in enumerate(truth):
+        assert view_at(doc, index) == json.loads(json.dumps(state.spectator_view())), index
+    assert doc["final"] == view_at(doc, len(truth) - 1)
+    # the log holds each step's events as a spectator gets them, and its seat
+    game = REGISTRY.game(record.game)
+    for (seat, _action, events), (shown_seat, shown) in zip(
+        record.steps, doc["log"][1:], strict=True
+    ):
+        assert shown_seat == seat
+        public = [e for e in events if game.public_event(e, None) is not None]
+        assert [{k: v for k, v in e.items() if k != "odds"} for e in shown] == [
+            game.public_event(e, None) for e in public
+        ]
+
+
+def test_a_spectator_frame_holds_only_what_every_seat_may_know(played):
+    """Each frame's view against the engine's observations of every seat at that step:
+    what the view shows, every seat was shown."""
+    name, record = played
+    raw = orjson.dumps(frames.from_replay(record, REGISTRY))
+    doc = orjson.loads(raw)
+    for index, state in enumerate(states(record)):
+        view = view_at(doc, index)
+        seen = [state.observation(seat) for seat in range(record.num_players)]
+        if record.game == "stratego":
+            for square, cell in enumerate(view["board"]):
+                if cell is None:
+                    continue
+                for obs in seen:
+                    known = obs["board"][square]
+                    assert known is not None and known["owner"] == cell[0], (index, square)
+                    if cell[1] is not None:  # a rank shown: every seat sees that rank
+                        assert known["rank"] == cell[1], (index, square)
+            assert view["captured"] == seen[0]["captured"] == seen[1]["captured"]
+        else:
+            for obs in seen:
+                assert view["owner"] == obs["owner"] and view["armies"] == obs["armies"]
+                assert view["cards"] == obs["hand_sizes"]
+            assert "hands" not in view
+            if "headquarters" in view:  # only once every seat sees every pick
+                assert all(obs["headquarters"] == view["headquarters"] for obs in seen)
+            assert ("missions" in view) == state.terminal or "missions" not in name
+    # and in the bytes: no hand, no card drawn, no private event, no seed
+    text = raw.decode()
+    assert '"hands"' not in text and '"mission_changed"' not in text
+    assert str(record.seed) not in text
+    for _seat, events in doc["log"]:
+        for event in events:
+            assert not (event["e"] == "draw" and "card" in event)
+            assert "private" not in event
+
+
+def test_revealing_shows_every_rank_and_every_hand(played):
+    """``reveal`` (only for a match that has ended): the whole position."""
+    _name, record = played
+    doc = frames.from_replay(record, REGISTRY, reveal=True)
+    state = states(record)[-1]
+    final = doc["final"]
+    if record.game == "stratego":
+        from arena.games.stratego.pieces import NAMES
+
+        ranks = [None if o < 0 else NAMES[r] for o, r in zip(state.owner, state.rank, strict=True)]
+        assert [cell and cell[1] for cell in final["board"]] == ranks
+    else:
+        assert final["hands"] == [sorted(h) for h in state.hands]
+
+
+def test_a_battle_carries_the_odds_it_had_when_it_began():
+    record = play("risk-faces-choose")
+    doc = frames.from_replay(record, REGISTRY)
+    truth = states(record)
+    checked = 0
+    begun: dict[str, Any] | None = None
+    for index, ((_seat, action, _events), (_s, shown)) in enumerate(
+        zip(record.steps, doc["log"][1:], strict=True)
+    ):
+        before = truth[index]
+        if action["type"] == "attack":  # the armies as the attack begins, and its order
+            src, dst = before.map.territory(action["from"]), before.map.territory(action["to"])
+            begun = {"armies": before.armies[src], "defenders": before.armies[dst], **action}
+        for event in shown:
+            if event["e"] != "battle":
+                continue
+            assert begun is not None
+            odds = event["odds"]
+            armies, defenders = begun["armies"], begun["defenders"]
+            stop = begun.get("until") or armies
+            assert (odds["armies"], odds["defenders"], odds["stop"]) == (armies, defenders, stop)
+            expected = attack_odds(armies, defenders, event["dice"], stop)
+            assert odds["capture"] == pytest.approx(expected, abs=1e-6)
+            checked += 1
+    assert checked > 20
+
+
+def test_a_delta_names_only_what_changed():
+    before = {"a": 1, "owner": [0, 1, 2, 3], "gone": True, "board": [None, [0, "spy"]]}
+    after = {"a": 1, "owner": [0, 1, 5, 3], "board": [[1, None], None], "new": [1]}
+    change = frames.delta(before, after)
+    assert change == {"~owner": [[2, 5]], "board": [[1, None], None], "new": [1], "-": ["gone"]}
+    assert frames.apply_delta(before, change) == after
+    assert before["owner"] == [0, 1, 2, 3]  # applying copies
