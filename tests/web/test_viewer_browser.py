@@ -54,7 +54,7 @@ def final_state(db: Path, match_id: str) -> Any:
 
 def open_viewer(page: Any, base: str, match_id: str) -> None:
     page.goto(f"{base}/matches/{match_id}")
-    page.wait_for_selector("#viewer[data-ready=true]", timeout=30_000)
+    page.wait_for_selector("#viewer[data-ready=true]", timeout=90_000)
 
 
 def step(page: Any) -> int:
@@ -74,7 +74,7 @@ def step_to_the_end(page: Any) -> int:
     page.wait_for_function(
         "document.querySelector('#viewer').dataset.step === "
         "document.querySelector('[data-slider]').max",
-        timeout=60_000,
+        timeout=180_000,  # a wait, not a speed: on a busy machine the timers run late
     )
     assert page.get_by_role("button", name="Play").is_visible()  # it stopped at the end
     page.locator("body").press("ArrowLeft")
