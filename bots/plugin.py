@@ -10,6 +10,7 @@ from bots.aggressive import AggressiveRiskBot
 from bots.blitz import BlitzRiskBot
 from bots.defensive import DefensiveRiskBot
 from bots.random_bot import RandomRiskBot, RandomStrategoBot
+from bots.risk_search import DEFAULT_ITERATIONS, RiskSearchBot
 from bots.stratego_heuristic import HeuristicStrategoBot
 
 
@@ -23,6 +24,14 @@ def arena_register_bots(register: Callable[[BotSpec], None]) -> None:
     )
     register(BotSpec("risk", "defensive", "takes and holds one continent", DefensiveRiskBot))
     register(BotSpec("risk", "blitz", "the benchmark policy: attack anything weaker", BlitzRiskBot))
+    register(
+        BotSpec(
+            "risk",
+            "search",
+            f"searches turn plans on sampled states ({DEFAULT_ITERATIONS} samples a decision)",
+            RiskSearchBot,
+        )
+    )
     register(BotSpec("stratego", "random", "random legal setup and moves", RandomStrategoBot))
     register(
         BotSpec(

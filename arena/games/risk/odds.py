@@ -63,16 +63,27 @@ def attack_chance(attackers: int, defenders: int) -> float:
     """:func:`attack_probability` in floating point, for large armies.
 
     The exact fractions grow a denominator of thousands of digits at 1000 against 1000,
-    which makes every addition slow (minutes); floats keep each cell one operation. Every
-    roll of three dice against two moves the battle from the diagonal ``a + d`` to
-    ``a + d - 2``, so the inside of the table fills one diagonal at a time as array work;
-    its edges (one or two attacking armies, one defender) take one comparison a roll and
-    fill first, in plain loops.
+    which makes every addition slow (minutes); floats keep each cell one operation (see
+    :func:`chance_table`).
     """
     if attackers < 0 or defenders < 1:
         raise ValueError(
             f"attackers must be >= 0 and defenders >= 1, got {attackers} and {defenders}"
         )
+    return float(chance_table(attackers, defenders)[attackers, defenders])
+
+
+def chance_table(attackers: int, defenders: int) -> np.ndarray:
+    """``table[a, d]``: :func:`attack_chance` of every battle up to ``attackers`` against
+    ``defenders`` at once (row 0 and column 0 included), for bots that look many up.
+
+    Every roll of three dice against two moves the battle from the diagonal ``a + d`` to
+    ``a + d - 2``, so the inside of the table fills one diagonal at a time as array work;
+    its edges (one or two attacking armies, one defender) take one comparison a roll and
+    fill first, in plain loops.
+    """
+    if attackers < 0 or defenders < 0:
+        raise ValueError(f"attackers and defenders must be >= 0, got {attackers} and {defenders}")
     if attackers * defenders > MOST_CELLS:
         raise ValueError(
             f"{attackers} against {defenders}: at most {MOST_CELLS:,} attackers x defenders"
@@ -84,6 +95,8 @@ def attack_chance(attackers: int, defenders: int) -> float:
     }
     win = np.zeros((attackers + 1, defenders + 1))
     win[:, 0] = 1.0
+    if defenders == 0:
+        return win
 
     def edge(a: int, d: int) -> None:
         win[a, d] = sum(p * win[a - al, d - dl] for (al, dl), p in tables[min(3, a), min(2, d)])
@@ -108,7 +121,7 @@ def attack_chance(attackers: int, defenders: int) -> float:
             + both[1, 1] * flat[_shifted(cells, -row - 1)]
             + both[2, 0] * flat[_shifted(cells, -2 * row)]
         )
-    return float(win[attackers, defenders])
+    return win
 
 
 def _shifted(cells: slice, by: int) -> slice:
