@@ -101,13 +101,16 @@ class Goals:
 class Plan:
     """The rest of a turn: where the reinforcements go and which territories to take.
 
-    ``targets`` empty: no conquest beyond one for a card. ``placement`` None: the
-    reinforcements go where :func:`default_placement` puts them.
+    ``targets``: the territories to take, ``goal`` and the ways in to it (empty: no
+    conquest beyond one for a card); of two attacks as likely to capture, one onto the
+    goal comes first. ``placement`` None: the reinforcements go where
+    :func:`default_placement` puts them.
     """
 
     name: str
     targets: frozenset[int] = frozenset()
     placement: int | None = None
+    goal: frozenset[int] = frozenset()
     greedy: bool = False  # attack any neighbour at GREEDY_ODDS (the opponents' model)
 
 
@@ -147,17 +150,16 @@ def launch(st: RiskState, seat: int, targets: frozenset[int]) -> int | None:
 def with_paths(st: RiskState, seat: int, goals: set[int]) -> frozenset[int]:
     """``goals`` (territories to own) and the cheapest way in to each one not yet
     reachable: the enemy territories on the path of fewest defending armies from the
-    seat's own territories (Dijkstra over the map, 42 territories)."""
+    seat's own territories (Dijkstra over the map, 42 territories), through the goals
+    themselves where that costs no more."""
     owner, armies, nb = st.owner, st.armies, st.map.neighbours
     size = len(owner)
     inf = 1 << 30
     cost = [inf] * size
     prev = [-1] * size
-    frontier_ = []
     for t in range(size):
         if owner[t] == seat:
             cost[t] = 0
-            frontier_.append(t)
     done = [False] * size
     # plain O(n^2) Dijkstra: the map is small and this runs a few times per decision
     while True:
@@ -171,7 +173,7 @@ def with_paths(st: RiskState, seat: int, goals: set[int]) -> frozenset[int]:
         for v in nb[u]:
             if owner[v] == seat:
                 continue
-            c = best + armies[v] + 1
+            c = best + 2 * armies[v] + (1 if v in goals else 2)
             if c < cost[v]:
                 cost[v] = c
                 prev[v] = u
@@ -245,9 +247,14 @@ def _attack(st: RiskState, src: int, dst: int) -> dict[str, Any]:
 
 
 def best_attack(
-    st: RiskState, seat: int, among: Any = None, odds: WinOdds = ODDS
+    st: RiskState,
+    seat: int,
+    among: Any = None,
+    odds: WinOdds = ODDS,
+    prefer: frozenset[int] = frozenset(),
 ) -> tuple[float, int, int]:
-    """(P(capture), from, to) of the likeliest attack, onto ``among`` (any: None)."""
+    """(P(capture), from, to) of the likeliest attack, onto ``among`` (any: None); an
+    attack onto ``prefer`` counts as 5 points likelier."""
     owner, armies, nb = st.owner, st.armies, st.map.neighbours
     best = (0.0, -1, -1)
     if among is None:
@@ -261,14 +268,16 @@ def best_attack(
                     if p > best[0]:
                         best = (p, src, dst)
         return best
+    top = 0.0
     for dst in sorted(among):
         if owner[dst] == seat:
             continue
+        bonus = 0.05 if dst in prefer else 0.0
         for src in nb[dst]:
             if owner[src] == seat and armies[src] >= 2:
                 p = odds(armies[src] - 1, armies[dst])
-                if p > best[0]:
-                    best = (p, src, dst)
+                if p + bonus > top:
+                    best, top = (p, src, dst), p + bonus
     return best
 
 
@@ -279,7 +288,7 @@ def attack_action(st: RiskState, seat: int, plan: Plan, odds: WinOdds = ODDS) ->
             return _attack(st, src, dst)
         return {"type": "end_attack"}
     if plan.targets:
-        p, src, dst = best_attack(st, seat, plan.targets, odds)
+        p, src, dst = best_attack(st, seat, plan.targets, odds, plan.goal)
         if p >= TARGET_ODDS:
             return _attack(st, src, dst)
     if not st._conquered and st._draw_cards:
@@ -470,7 +479,8 @@ def candidate_plans(st: RiskState, goals: Goals, reinforcements: int) -> list[Pl
         cost = sum(armies[t] for t in targets)
         if cost > mine:
             return
-        plans.append((prior - cost / max(1, mine), Plan(name, targets, launch(st, me, targets))))
+        plan = Plan(name, targets, launch(st, me, targets), frozenset(goal))
+        plans.append((prior - cost / max(1, mine), plan))
 
     worst = max(front, key=lambda t: (threat(st, t) - armies[t], -t))
     plans.append((0.0, Plan("hold", placement=worst)))
