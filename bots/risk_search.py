@@ -55,7 +55,6 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -326,16 +325,35 @@ def neutral_choice(game_map: RiskMap, obs: dict[str, Any], opts: dict[str, Any])
     return action
 
 
-def factory(iterations: int) -> Callable[[int, int], RiskSearchBot]:
-    """A registry factory (``factory(seat, seed)``) at a fixed iteration budget."""
+def main(argv: list[str] | None = None) -> None:
+    """``python -m bots.risk_search``: the house bot ``search`` as its own process, with
+    its budget as options (``arena bot run search`` plays the default budget)."""
+    from arena.sdk.house import house_parser, run
+
+    parser = house_parser("search", "risk_search")
+    parser.add_argument(
+        "--iterations",
+        type=int,
+        default=DEFAULT_ITERATIONS,
+        help=f"samples a searched decision (default {DEFAULT_ITERATIONS})",
+    )
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="seconds a searched decision at most (default none: the iterations alone)",
+    )
+    args = parser.parse_args(argv)
+    if args.iterations < 1:
+        parser.error(f"--iterations must be at least 1, got {args.iterations}")
+    if args.time_limit is not None and args.time_limit <= 0:
+        parser.error(f"--time-limit must be more than 0 seconds, got {args.time_limit}")
 
     def make(seat: int, seed: int) -> RiskSearchBot:
-        return RiskSearchBot(seat, seed, iterations=iterations)
+        return RiskSearchBot(seat, seed, args.iterations, args.time_limit)
 
-    return make
+    run("search", args, make)
 
 
 if __name__ == "__main__":  # python -m bots.risk_search --referee HOST:PORT --token T
-    from arena.sdk.house import main
-
-    main("search")
+    main()
