@@ -110,7 +110,7 @@ class RiskSearchBot:
     def decide(self, obs: dict[str, Any], decision: Decision) -> dict[str, Any]:
         self.rules.observe(obs, decision)
         kind = decision.kind
-        if kind in SEARCHED_PHASES and obs["phase"] == kind:
+        if kind in SEARCHED_PHASES:
             return self._search(obs, decision)
         game_map = load_map(obs["map"])
         if kind == "trade":
@@ -192,10 +192,8 @@ class RiskSearchBot:
                     totals[i] += self._simulate(det, goals, candidates[i], seeds[j])
                     counts[i] += 1
                     if deadline is not None and time.monotonic() > deadline:
-                        break
+                        return max(alive, key=lambda i: (totals[i] / max(1, counts[i]), -i))
             alive.sort(key=lambda i: (-totals[i] / max(1, counts[i]), i))
-            if deadline is not None and time.monotonic() > deadline:
-                break
             if len(alive) > 1:
                 alive = alive[: (len(alive) + 1) // 2]
         return alive[0]
