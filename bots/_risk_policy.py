@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.games.risk import cards as cardlib
-from arena.games.risk.odds import MOST_CELLS, chance_table
+from arena.games.risk.odds import chance_table
 from arena.games.risk.state import ATTACK, FORTIFY, MOVE_IN, REINFORCE, TRADE, RiskState
 from arena.games.risk.variants import missions as missionlib
 
@@ -27,14 +27,16 @@ CARD_ODDS = 0.7
 GREEDY_ODDS = 0.6
 #: a searched sample stops after this many actions, whatever happens (a safety net)
 MAX_STEPS = 3000
-#: the largest side of the odds table (MOST_CELLS cells in all)
-MAX_ODDS_SIDE = int(MOST_CELLS**0.5)
+#: the largest side of the odds table kept (512 x 512 floats, about 8 MB as lists)
+MAX_ODDS_SIDE = 512
 
 
 class WinOdds:
     """P(``attackers`` capture a territory held by ``defenders``), from the exact table
     of :func:`arena.games.risk.odds.chance_table`, grown on demand and kept as lists
-    (a list lookup is several times cheaper than indexing a numpy array)."""
+    (a list lookup is several times cheaper than indexing a numpy array). A battle
+    larger than :data:`MAX_ODDS_SIDE` is scaled down to it, both sides alike: at such
+    sizes the odds hang on the ratio of the armies."""
 
     def __init__(self, side: int = 64) -> None:
         self.side = 0
@@ -51,7 +53,10 @@ class WinOdds:
             if side < MAX_ODDS_SIDE:
                 self._grow(max(attackers, defenders, 2 * side))
                 side = self.side
-            attackers, defenders = min(attackers, side), min(defenders, side)
+            largest = max(attackers, defenders)
+            if largest > side:
+                attackers = attackers * side // largest
+                defenders = max(1, defenders * side // largest)
         return self.rows[attackers][defenders]
 
 

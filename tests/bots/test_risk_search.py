@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 
 from arena.engine import EndReason, play_match
+from arena.games.risk.odds import attack_chance
 from arena.games.risk.state import RiskState
 from arena.games.risk.variants import missions as missionlib
 from arena.plugins import load_registry
 from bots._risk_determinize import SEARCHED_PHASES, Determinizer, RulesGuess
-from bots._risk_policy import Goals, evaluate
+from bots._risk_policy import Goals, WinOdds, evaluate
 from bots.risk_search import RiskSearchBot
 
 REGISTRY = load_registry()
@@ -295,3 +296,12 @@ def test_it_beats_the_heuristic_bots_more_often_than_not():
         rec = play_match(RISK, _bots(names, seed, 16), seed, {}, names=names)
         wins += rec.result.reason == EndReason.VICTORY and rec.result.places[seed % 4] == 1
     assert wins >= 3
+
+
+def test_its_battle_odds_are_the_exact_table_and_scale_down_beyond_it():
+    odds = WinOdds()
+    for attackers, defenders in [(1, 1), (3, 2), (10, 10), (70, 64), (300, 280)]:
+        assert odds(attackers, defenders) == attack_chance(attackers, defenders)
+    # past the table's side, the battle is scaled down with its ratio kept
+    assert odds(5000, 4000) == odds(512, 409)
+    assert odds(4000, 5000) == odds(409, 512)
