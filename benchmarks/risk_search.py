@@ -8,7 +8,8 @@ plays the candidate's turn and every opponent's turn to the start of the bot's n
 turn, and scores it. Printed with the engine actions a simulation applies, and against
 the reference measured in the same run: the engine's own actions/s in games of blitz
 bots (4 players, progressive cards, an observation built for each decision), so the
-ratio is what the search costs beyond the rules.
+ratio is what the search costs beyond the rules. Times are the process's CPU time (the
+machine is shared: wall time would count other processes' turns).
 
     .venv/bin/python benchmarks/risk_search.py            # about 30 s
     .venv/bin/python benchmarks/risk_search.py --quick    # a smoke run
@@ -55,9 +56,9 @@ def mid_game(round_: int = 6) -> tuple[dict[str, Any], Any]:
 def search_rate(obs: dict[str, Any], decision: Any, iterations: int) -> tuple[float, int]:
     """Simulations per second of one search, and the simulations it ran."""
     bot = RiskSearchBot(0, 1, iterations=iterations)
-    started = time.perf_counter()
+    started = time.process_time()
     bot.decide(obs, decision)
-    return bot.simulations / (time.perf_counter() - started), bot.simulations
+    return bot.simulations / (time.process_time() - started), bot.simulations
 
 
 def actions_per_simulation(obs: dict[str, Any], decision: Any, iterations: int) -> float:
@@ -81,11 +82,11 @@ def actions_per_simulation(obs: dict[str, Any], decision: Any, iterations: int) 
 def engine_rate(games: int) -> float:
     """Actions per second of whole games of blitz bots (the reference)."""
     steps = 0
-    started = time.perf_counter()
+    started = time.process_time()
     for seed in range(games):
         bots = [REGISTRY.bot("risk", "blitz").factory(s, seed * 10 + s) for s in range(4)]
         steps += len(play_match(RISK, bots, seed, {}).steps)
-    return steps / (time.perf_counter() - started)
+    return steps / (time.process_time() - started)
 
 
 def main() -> None:

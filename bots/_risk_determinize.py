@@ -23,18 +23,25 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from arena.games.risk import cards as cardlib
 from arena.games.risk.map import load_map
 from arena.games.risk.state import ATTACK, PHASE_NAMES, TRADE, RiskState
 from arena.games.risk.variants import missions as missionlib
-from arena.plugins import load_registry
+from arena.plugins import Registry, load_registry
 
 #: phases in which a state is rebuilt (the bot searches only during its own turn)
 SEARCHED_PHASES = ("reinforce", "attack", "move_in", "fortify")
 #: tries to draw other players' missions that are not already complete
 MISSION_TRIES = 20
+
+
+@cache
+def registry() -> Registry:
+    """The plugins' registry, loaded once (loading it asks every plugin: milliseconds)."""
+    return load_registry()
 
 
 @dataclass
@@ -105,9 +112,8 @@ class Determinizer:
 
     def __post_init__(self) -> None:
         obs = self.obs
-        registry = load_registry()
-        game = registry.game("risk")
-        variants = [registry.variant("risk", v) for v in variants_of(obs)]
+        game = registry().game("risk")
+        variants = [registry().variant("risk", v) for v in variants_of(obs)]
         n = obs["num_players"]
         state = game.new_state(n, 0, options_of(obs, self.rules), variants)
         self.template = state
