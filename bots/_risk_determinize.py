@@ -100,8 +100,9 @@ def options_of(obs: dict[str, Any], rules: RulesGuess) -> dict[str, str]:
 class Determinizer:
     """Samples full states consistent with ``obs`` (one of the bot's own turn phases).
 
-    ``template`` holds everything public once; :meth:`sample` clones it and fills in
-    the hidden facts from ``rng``.
+    ``template`` holds everything public once, with the hidden cards dealt in card
+    order by the public hand sizes (a fixed stand-in: what is read of it is the counts);
+    :meth:`sample` clones it and deals the hidden facts anew from ``rng``.
     """
 
     obs: dict[str, Any]
@@ -121,6 +122,7 @@ class Determinizer:
         deck = cardlib.deck_size(state.map)
         known = set(obs["hand"]) | set(obs["discard"])
         self.unknown_cards = [c for c in range(deck) if c not in known]
+        self._deal(state, self.unknown_cards)
 
     def _fill_public(self, st: RiskState) -> None:
         obs = self.obs
@@ -141,7 +143,6 @@ class Determinizer:
         st.hands = [[] for _ in range(st.num_owners)]
         st.hands[me] = list(obs["hand"])
         st.discard = list(obs["discard"])
-        st.draw_pile = []
         st.sets_traded = obs["sets_traded"]
         st.turn = obs["turn"]
         st.round = obs["round"]
@@ -178,22 +179,25 @@ class Determinizer:
 
     def sample(self, rng: random.Random) -> RiskState:
         """One full state: the template with the hidden facts drawn from ``rng``."""
-        obs = self.obs
         st = self.template.clone()
         st.rng = random.Random(rng.getrandbits(64))
         pool = self.unknown_cards[:]
         rng.shuffle(pool)
-        sizes = obs["hand_sizes"]
-        me = obs["seat"]
-        at = 0
-        for owner, size in enumerate(sizes):
-            if owner != me and size:
-                st.hands[owner] = pool[at : at + size]
-                at += size
-        st.draw_pile = pool[at:]
+        self._deal(st, pool)
         if "missions" in st.variant_data:
             self._draw_missions(st, rng)
         return st
+
+    def _deal(self, st: RiskState, pool: list[int]) -> None:
+        """The other hands from ``pool`` by the public hand sizes; the rest is the draw
+        pile (drawn from its end)."""
+        me = self.obs["seat"]
+        at = 0
+        for owner, size in enumerate(self.obs["hand_sizes"]):
+            if owner != me:
+                st.hands[owner] = pool[at : at + size]
+                at += size
+        st.draw_pile = pool[at:]
 
     def _draw_missions(self, st: RiskState, rng: random.Random) -> None:
         obs = self.obs

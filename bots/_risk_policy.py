@@ -488,7 +488,7 @@ def candidate_plans(st: RiskState, goals: Goals, reinforcements: int) -> list[Pl
         plans.append((prior - cost / max(1, mine), plan))
 
     worst = max(front, key=lambda t: (threat(st, t) - armies[t], -t))
-    plans.append((0.0, Plan("hold", placement=worst)))
+    plans.append((10.0, Plan("hold", placement=worst)))  # always searched
     for c, ts in enumerate(members):
         enemy = {t for t in ts if owner[t] != me}
         if not enemy or (
