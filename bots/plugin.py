@@ -9,6 +9,7 @@ from arena.bots.aggressive import AggressiveRiskBot
 from arena.bots.blitz import BlitzRiskBot
 from arena.bots.defensive import DefensiveRiskBot
 from arena.bots.random_bot import RandomRiskBot, RandomStrategoBot
+from arena.bots.risk_search import DEFAULT_ITERATIONS, RiskSearchBot
 from arena.bots.stratego_heuristic import HeuristicStrategoBot
 from arena.plugins import BotSpec
 
@@ -23,6 +24,14 @@ def arena_register_bots(register: Callable[[BotSpec], None]) -> None:
     )
     register(BotSpec("risk", "defensive", "takes and holds one continent", DefensiveRiskBot))
     register(BotSpec("risk", "blitz", "the benchmark policy: attack anything weaker", BlitzRiskBot))
+    register(
+        BotSpec(
+            "risk",
+            "search",
+            f"searches turn plans on sampled states ({DEFAULT_ITERATIONS} samples a decision)",
+            RiskSearchBot,
+        )
+    )
     register(BotSpec("stratego", "random", "random legal setup and moves", RandomStrategoBot))
     register(
         BotSpec(

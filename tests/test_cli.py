@@ -149,7 +149,7 @@ def test_variants_lists_the_game_its_options_and_bots(capsys):
     out = capsys.readouterr().out
     assert "risk: " in out
     assert "--option cards=progressive|fixed|none (default progressive)" in out
-    assert "bots: aggressive, blitz, defensive, random" in out
+    assert "bots: aggressive, blitz, defensive, random, search" in out
 
 
 @pytest.mark.parametrize(

@@ -22,9 +22,13 @@ from arena.plugins import load_registry
 from arena.sdk import MatchContext, run_bot
 
 
-def house_factory(name: str, seed: int | None = None) -> Callable[[MatchContext], Any]:
+def house_factory(
+    name: str, seed: int | None = None, make: Callable[[int, int], Any] | None = None
+) -> Callable[[MatchContext], Any]:
     """A factory of per-match players for the built-in bot ``name`` (any game it plays),
-    seeded from ``seed`` (None: a secret of this process)."""
+    seeded from ``seed`` (None: a secret of this process). ``make(seat, seed)``, if
+    given, makes the player instead of the registry's factory: a built-in bot with
+    options of its own (the search bot's budget)."""
     secret = fresh_seed() if seed is None else seed
     registry = load_registry()
     specs = {game: spec for (game, bot), spec in registry.bots.items() if bot == name}
@@ -38,7 +42,7 @@ def house_factory(name: str, seed: int | None = None) -> Callable[[MatchContext]
             if spec is None:
                 raise ValueError(f"bot {name} does not play {match.game}")
             own = derive_seed(secret, "house-process", match.match_id, match.seat)
-            self.inner = spec.factory(match.seat, own)
+            self.inner = (make or spec.factory)(match.seat, own)
 
         def decide(self, observation: Any, decision: Any) -> Any:
             return self.inner.decide(observation, decision)
@@ -47,8 +51,15 @@ def house_factory(name: str, seed: int | None = None) -> Callable[[MatchContext]
 
 
 def main(name: str, argv: Sequence[str] | None = None) -> None:
+    run(name, house_parser(name).parse_args(argv))
+
+
+def house_parser(name: str, module: str | None = None) -> argparse.ArgumentParser:
+    """The options of ``python -m bots.MODULE`` (MODULE: ``name`` unless given); a bot
+    with options of its own adds them, then calls :func:`run`."""
     parser = argparse.ArgumentParser(
-        prog=f"python -m bots.{name}", description=f"run the {name} bot against a referee"
+        prog=f"python -m bots.{module or name}",
+        description=f"run the {name} bot against a referee",
     )
     parser.add_argument(
         "--referee", default="127.0.0.1:50051", help="HOST:PORT, or several separated by commas"
@@ -57,9 +68,14 @@ def main(name: str, argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--max-matches", type=int, default=16)
     parser.add_argument("--matches", type=int, default=None, help="stop after this many")
     parser.add_argument("--seed", type=seed_argument, default=None, help=HOUSE_SEED_HELP)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def run(name: str, args: argparse.Namespace, make: Callable[[int, int], Any] | None = None) -> None:
+    """Play as the built-in bot ``name`` (made by ``make``, if given) with the options
+    of :func:`house_parser`."""
     run_bot(
-        house_factory(name, args.seed),
+        house_factory(name, args.seed, make),
         args.referee.split(","),
         args.token,
         max_matches=args.max_matches,

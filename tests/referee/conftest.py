@@ -694,11 +694,12 @@ class Spawner:
         self.started.append(process)
         return process
 
-    def module_bot(self, server: RefereeServer, module: str, name: str) -> Process:
-        """``python -m bots.MODULE --referee ADDRESS --token T``, registered as ``name``."""
+    def module_bot(self, server: RefereeServer, module: str, name: str, *extra: str) -> Process:
+        """``python -m bots.MODULE --referee ADDRESS --token T EXTRA...``, registered as
+        ``name``."""
         token = server.register(name).token
         args = [sys.executable, "-m", f"arena.bots.{module}", "--referee", server.address]
-        process = Process(f"bot-{name}", [*args, "--token", token], server.workdir)
+        process = Process(f"bot-{name}", [*args, "--token", token, *extra], server.workdir)
         server.processes.append(process)  # wait_connected notices if it dies
         self.started.append(process)
         return process

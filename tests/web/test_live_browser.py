@@ -37,7 +37,7 @@ import random
 import time
 
 from arena.sdk import Bot, main
-from bots.aggressive import AggressiveRiskBot
+from arena.bots.aggressive import AggressiveRiskBot
 
 
 class Slow(Bot):

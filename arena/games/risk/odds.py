@@ -120,6 +120,20 @@ def win_array(attackers: int, defenders: int, dice: int = 3) -> np.ndarray:
     return win
 
 
+def chance_table(attackers: int, defenders: int) -> np.ndarray:
+    """``table[a, d]``: :func:`attack_chance` of every battle up to ``attackers`` against
+    ``defenders`` at once (row 0 and column 0 included), for bots that look many up."""
+    if attackers < 0 or defenders < 0:
+        raise ValueError(f"attackers and defenders must be >= 0, got {attackers} and {defenders}")
+    if attackers * defenders > MOST_CELLS:
+        raise ValueError(
+            f"{attackers} against {defenders}: at most {MOST_CELLS:,} attackers x defenders"
+        )
+    if defenders == 0:  # taken already
+        return np.ones((attackers + 1, 1))
+    return win_array(attackers, defenders)
+
+
 def _shifted(cells: slice, by: int) -> slice:
     return slice(cells.start + by, cells.stop + by, cells.step)
 

@@ -1,0 +1,116 @@
+"""Simulations per second of the Risk search bot at a mid-game position.
+
+The position: a 4-player classic game (progressive cards) of the heuristic bots, at
+seat 0's reinforcement in round 6, in the first game (by seed) where seat 0 then holds
+8 to 14 territories. The bot searches it at ``--iterations`` samples,
+best of ``--repeat`` runs; each simulation samples a full state from the observation,
+plays the candidate's turn and every opponent's turn to the start of the bot's next
+turn, and scores it. Printed with the engine actions a simulation applies, and against
+the reference measured in the same run: the engine's own actions/s in games of blitz
+bots (4 players, progressive cards, an observation built for each decision), so the
+ratio is what the search costs beyond the rules. Times are the process's CPU time (the
+machine is shared: wall time would count other processes' turns).
+
+    .venv/bin/python benchmarks/risk_search.py            # about 30 s
+    .venv/bin/python benchmarks/risk_search.py --quick    # a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from arena.bots.risk_search import RiskSearchBot  # noqa: E402
+from arena.engine import play_match  # noqa: E402
+from arena.games.risk.state import RiskState  # noqa: E402
+from arena.plugins import load_registry  # noqa: E402
+
+REGISTRY = load_registry()
+RISK = REGISTRY.game("risk")
+NAMES = ["aggressive", "defensive", "blitz", "aggressive"]
+
+
+def mid_game(round_: int = 6) -> tuple[dict[str, Any], Any]:
+    """Seat 0's observation and decision at its reinforcement in round ``round_``."""
+    for seed in range(1, 100):
+        state = RISK.new_state(4, seed, {}, [])
+        bots = [REGISTRY.bot("risk", n).factory(s, seed + s) for s, n in enumerate(NAMES)]
+        while not state.terminal:
+            decision = state.decision()
+            seat = decision.player
+            obs = state.observation(seat)
+            if seat == 0 and decision.kind == "reinforce" and state.round >= round_:
+                if 8 <= state.territory_count[0] <= 14:
+                    return obs, decision
+                break
+            state.apply(seat, bots[seat].decide(obs, decision))
+    raise SystemExit("no game of the first 99 seeds gives such a position")
+
+
+def search_rate(obs: dict[str, Any], decision: Any, iterations: int) -> tuple[float, int]:
+    """Simulations per second of one search, and the simulations it ran."""
+    bot = RiskSearchBot(0, 1, iterations=iterations)
+    started = time.process_time()
+    bot.decide(obs, decision)
+    return bot.simulations / (time.process_time() - started), bot.simulations
+
+
+def actions_per_simulation(obs: dict[str, Any], decision: Any, iterations: int) -> float:
+    applied = 0
+    apply = RiskState.apply
+
+    def counting(self: RiskState, player: int, action: Any) -> Any:
+        nonlocal applied
+        applied += 1
+        return apply(self, player, action)
+
+    RiskState.apply = counting  # type: ignore[method-assign]
+    try:
+        bot = RiskSearchBot(0, 1, iterations=iterations)
+        bot.decide(obs, decision)
+    finally:
+        RiskState.apply = apply  # type: ignore[method-assign]
+    return applied / bot.simulations
+
+
+def engine_rate(games: int) -> float:
+    """Actions per second of whole games of blitz bots (the reference)."""
+    steps = 0
+    started = time.process_time()
+    for seed in range(games):
+        bots = [REGISTRY.bot("risk", "blitz").factory(s, seed * 10 + s) for s in range(4)]
+        steps += len(play_match(RISK, bots, seed, {}).steps)
+    return steps / (time.process_time() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=400)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="a smoke run")
+    args = parser.parse_args()
+    iterations, repeat, games = (40, 1, 3) if args.quick else (args.iterations, args.repeat, 30)
+    obs, decision = mid_game()
+    mine = sum(1 for o in obs["owner"] if o == 0)
+    print(
+        f"position: seat 0 to reinforce {obs['reinforcements_left']} armies, round "
+        f"{obs['round']}, {mine} of 42 territories, cards in hand {obs['hand_sizes']}"
+    )
+    best, sims = max(search_rate(obs, decision, iterations) for _ in range(repeat))
+    per_sim = actions_per_simulation(obs, decision, iterations)
+    reference = max(engine_rate(games) for _ in range(repeat))
+    inside = best * per_sim
+    print(f"search: {best:8.0f} simulations/s ({sims} simulations a search, best of {repeat})")
+    print(f"        {per_sim:8.1f} engine actions a simulation: {inside:,.0f} actions/s")
+    print(f"engine: {reference:8,.0f} actions/s in whole games of blitz bots (reference)")
+    print(f"ratio:  {inside / reference:8.2f} of the engine's actions/s inside the search")
+
+
+if __name__ == "__main__":
+    main()
