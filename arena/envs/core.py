@@ -152,6 +152,25 @@ def reward_scheme(reward: str | Reward) -> Reward:
         ) from None
 
 
+def make_table(
+    game_name: str,
+    num_players: int,
+    variants: Sequence[str],
+    options: Mapping[str, Any] | None,
+    codec_of: Callable[[State, dict[str, str]], Codec],
+) -> Table:
+    """A table of ``game_name`` under these rules, checked as the engine checks a match
+    (a ValueError names what is wrong); ``codec_of(probe_state, options)`` makes the
+    codec, from a game of these rules."""
+    reg = registry()
+    game = reg.game(game_name)
+    chosen = reg.resolve_variants(game_name, variants)
+    given = {name: str(value) for name, value in (options or {}).items()}
+    reg.check_options(game_name, dict(given), chosen)
+    probe = game.new_state(num_players, 0, given, chosen)
+    return Table(game, codec_of(probe, given), num_players, given, chosen)
+
+
 # --- a game played through a codec -----------------------------------------------------
 
 

@@ -38,9 +38,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from arena.engine.core import State
 from arena.engine.match import Player
 from arena.envs.aec import ArenaAECEnv, OrderEnforcing
-from arena.envs.core import Reward, Table, registry
+from arena.envs.core import Reward, Table, make_table
 from arena.envs.risk import RiskCodec
 from arena.envs.single import SingleAgentEnv
 
@@ -51,14 +52,12 @@ def table(
     options: Mapping[str, str] | None = None,
 ) -> Table:
     """A Risk table for these rules (a ValueError names what is wrong with them)."""
-    reg = registry()
-    game = reg.game("risk")
-    chosen = reg.resolve_variants("risk", variants)
-    given = {name: str(value) for name, value in (options or {}).items()}
-    reg.check_options("risk", dict(given), chosen)
-    probe = game.new_state(num_players, 0, given, chosen)  # checks the combination
-    codec = RiskCodec(num_players, probe.observation(0)["num_owners"], given.get("map", "classic"))
-    return Table(game, codec, num_players, given, chosen)
+
+    def codec_of(probe: State, given: dict[str, str]) -> RiskCodec:
+        owners = probe.observation(0)["num_owners"]
+        return RiskCodec(num_players, owners, given.get("map", "classic"))
+
+    return make_table("risk", num_players, variants, options, codec_of)
 
 
 class raw_env(ArenaAECEnv):  # PettingZoo's name for it

@@ -35,7 +35,7 @@ from typing import Any
 
 from arena.engine.match import Player
 from arena.envs.aec import ArenaAECEnv, OrderEnforcing
-from arena.envs.core import Reward, Table, registry
+from arena.envs.core import Reward, Table, make_table
 from arena.envs.single import SingleAgentEnv
 from arena.envs.stratego import StrategoCodec
 
@@ -51,13 +51,7 @@ def table(
     if rules not in RULES:
         raise ValueError(f"rules {rules!r}: expected one of {', '.join(RULES)}")
     names = list(variants) + ([] if rules == "classic" or rules in variants else [rules])
-    reg = registry()
-    game = reg.game("stratego")
-    chosen = reg.resolve_variants("stratego", names)
-    given = {name: str(value) for name, value in (options or {}).items()}
-    reg.check_options("stratego", dict(given), chosen)
-    game.new_state(2, 0, given, chosen)  # checks the combination
-    return Table(game, StrategoCodec(), 2, given, chosen)
+    return make_table("stratego", 2, names, options, lambda probe, given: StrategoCodec())
 
 
 class raw_env(ArenaAECEnv):  # PettingZoo's name for it
