@@ -293,9 +293,11 @@ def web_app(db: Path | str, *extra: str) -> Iterator[str]:
         process.wait(timeout=30)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    """Debian's Chromium through Playwright (never a downloaded browser)."""
+    """Debian's Chromium through Playwright (never a downloaded browser). Per module:
+    Playwright's synchronous API keeps an event loop running in the main thread while
+    it is open, which later tests' asyncio.run() would trip on."""
     from playwright.sync_api import sync_playwright
 
     assert os.path.exists(CHROMIUM), "run scripts/ensure_chromium.sh (make test does)"
