@@ -4,7 +4,7 @@ The referee's ``WatchMatch`` stream gives, after each step, its public events an
 position as a spectator may see it (``State.spectator_view``), and first where the
 match stands. One :class:`Feed` per watched match reads that stream once for every
 browser watching it and turns it into frames (:mod:`arena.web.frames`: the same
-deltas, and for Risk the odds a battle had when it began) . Every :data:`SEND_EVERY`
+deltas, and for Risk the odds a battle had when it began). Every :data:`SEND_EVERY`
 seconds the frames made since are encoded once, as one ``frames`` event, and queued for
 every browser watching (:meth:`LiveHub.stream`): a fast match costs the web one
 encoding and a write per browser per interval, not per step.
@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 #: the largest battle (attacking x defending armies) a live view gives odds for: the web
 #: computes them in its event loop as the match is played
 LIVE_ODDS_CELLS = 62_500
-#: a browser gets what queued at most this often (seconds)
+#: how often the new frames go to the browsers, as one event (seconds)
 SEND_EVERY = 0.2
 
 
@@ -59,7 +59,7 @@ def _join(parts: list[Part]) -> str:
 @dataclass
 class Feed:
     """One running match as the referee streams it to spectators, and the browsers
-    watching it (each a queue of parts; None ends it)."""
+    watching it (each a queue of encoded events; None ends it)."""
 
     match_id: str
     referee: str

@@ -247,9 +247,11 @@ def viewer_store(tmp_path_factory: pytest.TempPathFactory) -> ViewerStore:
 web_app = browser.serve
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    """Debian's Chromium through Playwright (never a downloaded browser)."""
+    """Debian's Chromium through Playwright (never a downloaded browser). Per module:
+    Playwright's synchronous API keeps an event loop running in the main thread while
+    it is open, which later tests' asyncio.run() would trip on."""
     assert os.path.exists(browser.CHROMIUM), "run scripts/ensure_chromium.sh (make test does)"
     with browser.chromium() as opened:
         yield opened
