@@ -59,7 +59,8 @@ def _summary(rec: MatchRecord) -> str:
     if turns:
         lines.append(f"turns: {turns}, decisions: {len(rec.steps)}")
     else:
-        lines.append(f"moves: {moves + strikes} ({strikes} strikes), decisions: {len(rec.steps)}")
+        # a Stratego "strike" is a move onto an enemy piece: an attack, not an illegal move
+        lines.append(f"moves: {moves + strikes} ({strikes} attacks), decisions: {len(rec.steps)}")
     if eliminations:
         lines.append("eliminations, in order:")
         lines.extend(eliminations)
