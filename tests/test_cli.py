@@ -8,6 +8,7 @@ import re
 import pytest
 
 from arena.cli import main
+from arena.engine import replay
 
 
 def test_play_prints_seats_turns_eliminations_and_ranking(capsys):
@@ -48,6 +49,23 @@ def test_play_writes_a_replay_that_names_the_bots(tmp_path, capsys):
     assert data["players"] == ["blitz", "blitz", "blitz"]
     assert data["seed"] == 1
     assert f"replay: {path}" in capsys.readouterr().out
+
+
+def test_a_stratego_summary_counts_attacks_apart_from_strikes(tmp_path, capsys):
+    """A Stratego "strike" event is an attack; the word strike in the summary means an
+    illegal move only (the seats' conduct), never both three lines apart."""
+    path = tmp_path / "g.json"
+    args = ["play", "stratego", "--players", "heuristic,random", "--seed", "3"]
+    assert main([*args, "--replay", str(path)]) == 0
+    out = capsys.readouterr().out
+    attacks = sum(event["e"] == "strike" for event in replay.load(path).events)
+    assert attacks > 0
+    assert re.search(rf"^moves: \d+ \({attacks} attacks\), decisions: \d+$", out, re.M), out
+    assert [line for line in out.splitlines() if "strike" in line] == [
+        "strikes (illegal moves), timeouts and forfeits:",
+        "  seat 0 heuristic: 0 strikes, 0 timeouts, no forfeit",
+        "  seat 1 random: 0 strikes, 0 timeouts, no forfeit",
+    ]
 
 
 def test_the_same_seed_plays_the_same_game(capsys):

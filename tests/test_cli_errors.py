@@ -111,6 +111,14 @@ def test_a_read_only_command_reads_an_existing_database(tmp_path):
         (["bot", "run", "random", "--matches", "0"], "--matches: '0'"),
         (["health", "--timeout", "0"], "--timeout: '0': expected a number of seconds above 0"),
         (
+            ["play", "risk", "--players", "random,blitz,blitz", "--replay", "nodir/g.json"],
+            "--replay: 'nodir/g.json': the directory nodir does not exist",
+        ),
+        (["play", "risk", "--players", "a,b,c", "--replay", "."], "'.' is a directory"),
+        (["match", "run", "risk", "--players", "a,b,c", "--replay", "no/m.json"], "directory no "),
+        (["replay", "export", "m1", "-o", "nodir/m.json"], "the directory nodir does not exist"),
+        (["replay", "verify", "game.json"], "arena: error: game.json: no such file or directory"),
+        (
             ["tournament", "create", "--game", "risk", "--seats", "4", "--bots", "blitz"],
             "4 seats need at least 4 bots, got 1: blitz (every seat",
         ),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -268,3 +269,23 @@ def test_the_demo_ends_serving_its_results_on_the_web_until_ctrl_c(tmp_path: Pat
         if child.poll() is None or session_processes(session):
             os.killpg(session, signal.SIGKILL)
             child.wait(timeout=10)
+
+
+def test_a_web_port_in_use_stops_the_demo_before_it_plays(tmp_path: Path) -> None:
+    """Another program on the web's port (8000 is a popular one) stops the demo at once,
+    in one line naming the option that picks another, not after a minute of play."""
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        child, out_path = start_demo(tmp_path, tmp_path / "arena.db", "--web-port", str(port))
+        session = child.pid
+        try:
+            assert child.wait(timeout=60) == 2
+        finally:
+            if child.poll() is None or session_processes(session):
+                os.killpg(session, signal.SIGKILL)
+                child.wait(timeout=10)
+    assert out_path.read_text().splitlines() == [
+        f"arena: error: cannot serve the web on 127.0.0.1:{port}: address already in use;"
+        " choose another port with --web-port (0: any free one)"
+    ]
+    assert {p.name for p in tmp_path.iterdir()} == {"demo.out"}  # no store, no tokens

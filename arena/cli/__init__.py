@@ -59,7 +59,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return console.stdout_gone()
     except KeyboardInterrupt:  # Ctrl-C: the user knows why; no traceback
         return 130
-    except (ValueError, KeyError, RuntimeError, IllegalAction, BotError, OSError) as exc:
+    except OSError as exc:
+        console.error(console.os_error(exc))
+        return 2
+    except (ValueError, KeyError, RuntimeError, IllegalAction, BotError) as exc:
         console.error(exc)
         return 2
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 VARIANT_HELP = "a variant (repeatable); see `arena variants`"
@@ -53,6 +54,17 @@ positive_int = _number(int, 1, None, "a whole number, 1 or more")
 non_negative_int = _number(int, 0, None, "a whole number, 0 or more")
 positive_float = _number(float, 1e-9, None, "a number of seconds above 0")
 port_number = _number(int, 0, 65535, "a port number from 0 (any free port) to 65535")
+
+
+def output_file(text: str) -> str:
+    """An argparse type: a file to write, whose directory exists (``-``: standard output),
+    so that a typo stops the command before it plays, not after."""
+    path = Path(text)
+    if text != "-" and path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory: give a file name")
+    if text != "-" and not path.parent.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r}: the directory {path.parent} does not exist")
+    return text
 
 
 class DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):

@@ -189,3 +189,11 @@ def stdout_gone() -> int:
 def error(message: object) -> None:
     """One line on stderr: what went wrong, and (in the message) what to do."""
     print(f"arena: error: {message}", file=sys.stderr)
+
+
+def os_error(exc: OSError) -> str:
+    """An operating system's error about a file as ``FILE: what`` (``game.json: no such
+    file or directory``), not Python's ``[Errno 2] No such file or directory: 'game.json'``."""
+    if exc.filename is None or not exc.strerror:
+        return str(exc)
+    return f"{exc.filename}: {exc.strerror[0].lower()}{exc.strerror[1:]}"

@@ -9,13 +9,13 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from arena.cli.args import (
     TIME_BANK_MS_HELP,
     non_negative_int,
     open_store,
+    output_file,
     port_number,
     positive_float,
     positive_int,
@@ -59,7 +59,8 @@ def _summary(rec: MatchRecord) -> str:
     if turns:
         lines.append(f"turns: {turns}, decisions: {len(rec.steps)}")
     else:
-        lines.append(f"moves: {moves + strikes} ({strikes} strikes), decisions: {len(rec.steps)}")
+        # a Stratego "strike" is a move onto an enemy piece: an attack, not an illegal move
+        lines.append(f"moves: {moves + strikes} ({strikes} attacks), decisions: {len(rec.steps)}")
     if eliminations:
         lines.append("eliminations, in order:")
         lines.extend(eliminations)
@@ -251,17 +252,14 @@ def cmd_replay_verify(args: argparse.Namespace) -> int:
 def cmd_replay_export(args: argparse.Namespace) -> int:
     """Write a finished match's replay: from the store (--db, as the organiser: a running
     tournament's replays too) or from a referee (--referee: GetMatch, with its rules)."""
-    import gzip
+    from arena.engine import replay
 
     text = _referee_replay(args) if args.referee else _stored_replay(args)
     if args.output in (None, "-"):
         sys.stdout.write(text.rstrip("\n") + "\n")
         return 0
-    data = text.encode()
-    if args.output.endswith(".gz"):
-        data = gzip.compress(data, mtime=0)
-    Path(args.output).write_bytes(data)
-    print(f"replay of {args.match_id}: {args.output} ({len(data):,} bytes)")
+    size = replay.save_text(text, args.output)
+    print(f"replay of {args.match_id}: {args.output} ({size:,} bytes)")
     return 0
 
 
@@ -396,7 +394,9 @@ def add_parsers(sub: Any) -> None:
         default=30000,
         help="with remote:NAME players: " + TIME_BANK_MS_HELP,
     )
-    play.add_argument("--replay", help="write the replay to this file (.gz compresses)")
+    play.add_argument(
+        "--replay", type=output_file, help="write the replay to this file (.gz compresses)"
+    )
     rule_options(play)
     play.set_defaults(func=cmd_play)
 
@@ -410,7 +410,10 @@ def add_parsers(sub: Any) -> None:
     )
     export.add_argument("match_id")
     export.add_argument(
-        "-o", "--output", help="the file to write (.gz compresses; default: standard output)"
+        "-o",
+        "--output",
+        type=output_file,
+        help="the file to write (.gz compresses; default: standard output)",
     )
     export.add_argument(
         "--db",

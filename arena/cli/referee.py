@@ -15,6 +15,7 @@ from arena.cli.args import (
     REFEREE_HELP,
     TIME_BANK_MS_HELP,
     non_negative_int,
+    output_file,
     port_number,
     positive_float,
     positive_int,
@@ -94,9 +95,10 @@ def cmd_match_run(args: argparse.Namespace) -> int:
     info = reply.match
     _print_match_info(info)
     if args.replay and info.replay_json:
-        with open(args.replay, "w") as f:
-            f.write(info.replay_json)
-        print(f"replay: {args.replay}")
+        from arena.engine import replay
+
+        size = replay.save_text(info.replay_json, args.replay)
+        print(f"replay: {args.replay} ({size:,} bytes)")
     return 0
 
 
@@ -274,7 +276,9 @@ def add_parsers(sub: Any) -> None:
     rule_options(mrun)
     mrun.add_argument("--decision-ms", type=non_negative_int, default=0, help=DECISION_MS_HELP)
     mrun.add_argument("--organiser-key", help="the referee's organiser key, if it has one")
-    mrun.add_argument("--replay", help="write the replay to this file (.gz compresses)")
+    mrun.add_argument(
+        "--replay", type=output_file, help="write the replay to this file (.gz compresses)"
+    )
     mrun.set_defaults(func=cmd_match_run)
     mwatch = match_sub.add_parser(
         "watch", help="print a live match's public events as they happen, then its result"

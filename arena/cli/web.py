@@ -4,6 +4,8 @@ command (played by :mod:`arena.demo`), which ends serving its results on the web
 from __future__ import annotations
 
 import argparse
+import os
+import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -11,27 +13,37 @@ from arena.cli.args import db_option, port_number, positive_int, progress_option
 from arena.cli.console import tournament_display
 
 
-def serve(
-    db: str, host: str, port: int, say: Callable[[str], str], referee: str | None = None
-) -> int:
-    """Serve the web app (uvicorn) on the store, read-only, until interrupted; first print
-    ``say(url)``. Port 0 takes a free port, and the URL names it. Ctrl-C stops it
-    cleanly: uvicorn shuts down, then raises the interrupt again, which ``main`` turns
-    into exit status 130 without a traceback."""
-    import socket
+def listen(host: str, port: int, option: str) -> socket.socket:
+    """The web's listening socket, bound now: a port in use fails here, in one line naming
+    ``option`` (the one that chooses another), before anything else has run."""
+    try:
+        return socket.create_server((host, port))
+    except OSError as exc:
+        why = os.strerror(exc.errno).lower() if exc.errno else str(exc)
+        raise OSError(
+            f"cannot serve the web on {host}:{port}: {why}; choose another port with "
+            f"{option} (0: any free one)"
+        ) from None
 
+
+def serve(
+    db: str,
+    listener: socket.socket,
+    say: Callable[[str], str],
+    referee: str | None = None,
+) -> int:
+    """Serve the web app (uvicorn) on the store, read-only, on ``listener`` (see
+    :func:`listen`; port 0 takes a free port, and the URL names it) until interrupted;
+    first print ``say(url)``. Ctrl-C stops it cleanly: uvicorn shuts down, then raises
+    the interrupt again, which ``main`` turns into exit status 130 without a traceback."""
     import uvicorn
 
     from arena.web import create_app
 
-    app = create_app(db, referee=referee)  # a bad store fails here, in one line
-    try:
-        listener = socket.create_server((host, port))
-    except OSError as exc:
-        raise OSError(f"cannot serve the web on {host}:{port}: {exc.strerror}") from None
     with listener:
-        url = f"http://{host}:{listener.getsockname()[1]}"
-        print(say(url), flush=True)
+        app = create_app(db, referee=referee)  # a bad store fails here, in one line
+        host, port = listener.getsockname()[:2]
+        print(say(f"http://{host}:{port}"), flush=True)
         uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
     return 0
 
@@ -40,8 +52,7 @@ def cmd_web(args: argparse.Namespace) -> int:
     """Serve the web app on the store, read-only, until interrupted."""
     return serve(
         args.db,
-        args.host,
-        args.port,
+        listen(args.host, args.port, "--port"),
         lambda url: f"arena web: {url}/ (store {args.db}, read-only)",
         referee=args.referee,
     )
@@ -50,17 +61,23 @@ def cmd_web(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from arena import demo
 
-    code = demo.run(
-        db=args.db,
-        risk_games=args.risk_games,
-        stratego_games=args.stratego_games,
-        workers=args.workers,
-        progress=lambda: tournament_display(args),
-    )
-    if code or args.no_web:
-        return code
-    print()
-    return serve(args.db, args.web_host, args.web_port, lambda url: f"open {url} (Ctrl-C to stop)")
+    # the web's port is taken first: one in use stops the demo now, not after it played
+    listener = None if args.no_web else listen(args.web_host, args.web_port, "--web-port")
+    try:
+        code = demo.run(
+            db=args.db,
+            risk_games=args.risk_games,
+            stratego_games=args.stratego_games,
+            workers=args.workers,
+            progress=lambda: tournament_display(args),
+        )
+        if code or listener is None:
+            return code
+        print()
+        return serve(args.db, listener, lambda url: f"open {url} (Ctrl-C to stop)")
+    finally:
+        if listener is not None:
+            listener.close()
 
 
 def add_parsers(sub: Any) -> None:

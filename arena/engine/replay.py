@@ -104,7 +104,12 @@ def dumps(rec: MatchRecord) -> str:
 
 def save(rec: MatchRecord, path: str | Path) -> int:
     """Write the replay; returns its size in bytes."""
-    data = dumps(rec).encode()
+    return save_text(dumps(rec), path)
+
+
+def save_text(text: str, path: str | Path) -> int:
+    """Write a replay's JSON text, gzipped if ``path`` ends in ``.gz``; its size in bytes."""
+    data = text.encode()
     if str(path).endswith(".gz"):
         data = gzip.compress(data, mtime=0)
     Path(path).write_bytes(data)

@@ -211,8 +211,8 @@ def test_cli_match_run_and_replay_verify_with_bot_processes(
     referee_server, bot_fleet, spawn, tmp_path
 ):
     """The manual path: ``arena match run`` against bot processes, then ``arena replay
-    verify`` of the replay it wrote."""
-    replay = tmp_path / "match.json"
+    verify`` of the replay it wrote (gzipped, as its name ends in .gz)."""
+    replay = tmp_path / "match.json.gz"
     run = spawn.cli(
         tmp_path,
         "match-run",
@@ -233,6 +233,7 @@ def test_cli_match_run_and_replay_verify_with_bot_processes(
     assert run.wait(60) == 0, run.stderr()
     out = run.stdout()
     assert ": finished, " in out and "seat 0: aggressive@1 place " in out, out
+    assert replay.read_bytes()[:2] == b"\x1f\x8b", "not gzipped"
     check = spawn.cli(tmp_path, "replay-verify", "replay", "verify", str(replay))
     assert check.wait(30) == 0, check.stderr()
     assert "OK (" in check.stdout()
