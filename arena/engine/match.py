@@ -74,9 +74,10 @@ class LazyObservation(dict[str, Any]):
                 "observation read after decide() returned; keep a copy with dict(obs)"
             )
         full = self._state.observation(self._seat)
-        for key, value in dict.items(self):  # entries already read stay the same objects
-            full[key] = value
-        dict.clear(self)
+        if dict.__len__(self):  # parts read: they stay the same objects, in full's order
+            for key, value in dict.items(self):
+                full[key] = value
+            dict.clear(self)
         dict.update(self, full)
         self._parts = None
 

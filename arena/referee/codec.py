@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from arena.games.risk.state import OBSERVATION_ORDER
 from arena.v1 import arena_pb2 as pb
 
 try:  # a dependency of the package; the standard library still works without it
@@ -21,7 +20,29 @@ except ImportError:  # pragma: no cover
     orjson = None  # type: ignore[assignment]
 
 # Fields copied as they are between the observation dict and the typed message.
-_RISK_PLAIN = tuple(key for key in OBSERVATION_ORDER if key != "game")
+_RISK_PLAIN = (
+    "seat",
+    "num_players",
+    "num_owners",
+    "passive",
+    "map",
+    "phase",
+    "current_player",
+    "turn",
+    "round",
+    "owner",
+    "armies",
+    "alive",
+    "eliminated",
+    "hand",
+    "hand_sizes",
+    "discard",
+    "draw_pile_size",
+    "sets_traded",
+    "setup_armies_left",
+    "reinforcements_left",
+    "conquered_this_turn",
+)
 _STRATEGO_PLAIN = ("seat", "rules", "phase", "current_player", "ply", "lakes", "rescues_left")
 _SQUARE_FIELDS = ("owner", "moved", "moved_far", "revealed")
 _RISK_TYPED = {

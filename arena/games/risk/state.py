@@ -379,9 +379,31 @@ class RiskState(ClonedRandom, State):
 
     def observation(self, player: int) -> dict[str, Any]:
         """Public board and card facts, plus ``player``'s own hand. Nothing else."""
-        obs = dict.fromkeys(OBSERVATION_ORDER)  # the entries in their documented order
-        obs.update(_board_part(self, player))
-        obs.update(_rest_part(self, player))
+        game_map = self.map
+        obs: dict[str, Any] = {
+            "game": "risk",
+            "seat": player,
+            "num_players": self.num_players,
+            "num_owners": self.num_owners,
+            "passive": self.passive[:],
+            "map": game_map.name,
+            "phase": PHASE_NAMES[self.phase],
+            "current_player": self.player,
+            "turn": self.turn,
+            "round": self.round,
+            "owner": self.owner[:],
+            "armies": self.armies[:],
+            "alive": self.alive[:],
+            "eliminated": self.eliminated[:],
+            "hand": sorted(self.hands[player]),
+            "hand_sizes": list(map(len, self.hands)),
+            "discard": self.discard[:],
+            "draw_pile_size": len(self.draw_pile),
+            "sets_traded": self.sets_traded,
+            "setup_armies_left": self._setup_left[:],
+            "reinforcements_left": self._reinforce_left if player == self.player else 0,
+            "conquered_this_turn": self._conquered,
+        }
         if self.phase == MOVE_IN and self._move_in is not None:
             src, dst, lo, hi = self._move_in
             obs["move_in"] = {"from": src, "to": dst, "min": lo, "max": hi}
@@ -392,12 +414,8 @@ class RiskState(ClonedRandom, State):
         return obs
 
     def observation_parts(self) -> dict[str, Callable[[RiskState, int], dict[str, Any]]]:
-        if self.hooks.observation is not None:
-            return {}  # a variant's observation hook may change any entry: only the whole
-        if not OBSERVATION_PARTS:
-            for part in (_board_part, _rest_part):
-                OBSERVATION_PARTS.update(dict.fromkeys(part(self, 0), part))
-        return OBSERVATION_PARTS
+        # a variant's observation hook may change any entry: then only the whole
+        return OBSERVATION_PARTS if self.hooks.observation is None else {}
 
     # --- legal options ----------------------------------------------------------------
 
@@ -1113,37 +1131,10 @@ class RiskState(ClonedRandom, State):
         )
 
 
-#: The entries of every Risk observation, in order (variants may add more after them).
-#: ``observation`` builds them in two parts that a bot's observation also builds apart
-#: (``LazyObservation``, ``State.observation_parts``): what nearly every decision
-#: reads, and the rest.
-OBSERVATION_ORDER = (
-    "game",
-    "seat",
-    "num_players",
-    "num_owners",
-    "passive",
-    "map",
-    "phase",
-    "current_player",
-    "turn",
-    "round",
-    "owner",
-    "armies",
-    "alive",
-    "eliminated",
-    "hand",
-    "hand_sizes",
-    "discard",
-    "draw_pile_size",
-    "sets_traded",
-    "setup_armies_left",
-    "reinforcements_left",
-    "conquered_this_turn",
-)
-
-
 def _board_part(state: RiskState, player: int) -> dict[str, Any]:
+    """The entries of ``RiskState.observation`` that a bot reads at nearly every decision,
+    built alone for a bot that reads no more (``State.observation_parts``); the tests
+    compare them with the whole observation's in every phase."""
     return {
         "seat": player,
         "map": state.map.name,
@@ -1153,30 +1144,10 @@ def _board_part(state: RiskState, player: int) -> dict[str, Any]:
     }
 
 
-def _rest_part(state: RiskState, player: int) -> dict[str, Any]:
-    return {
-        "game": "risk",
-        "num_players": state.num_players,
-        "num_owners": state.num_owners,
-        "passive": state.passive[:],
-        "phase": PHASE_NAMES[state.phase],
-        "current_player": state.player,
-        "turn": state.turn,
-        "round": state.round,
-        "alive": state.alive[:],
-        "eliminated": state.eliminated[:],
-        "hand": sorted(state.hands[player]),
-        "hand_sizes": list(map(len, state.hands)),
-        "discard": state.discard[:],
-        "draw_pile_size": len(state.draw_pile),
-        "sets_traded": state.sets_traded,
-        "setup_armies_left": state._setup_left[:],
-        "conquered_this_turn": state._conquered,
-    }
+OBSERVATION_PARTS = dict.fromkeys(
+    ("seat", "map", "owner", "armies", "reinforcements_left"), _board_part
+)
 
-
-#: key -> the part holding it; filled from the first state that asks
-OBSERVATION_PARTS: dict[str, Callable[[RiskState, int], dict[str, Any]]] = {}
 
 _HANDLERS: dict[str, Callable[[RiskState, Action, list[Event]], None]] = {
     "claim": RiskState._do_claim,
