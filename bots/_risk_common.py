@@ -23,11 +23,16 @@ def spread(rng: Any, armies: int, territories: list[int]) -> dict[int, int]:
 
 def frontier(game_map: RiskMap, owner: list[int], seat: int) -> list[int]:
     """Own territories that border an enemy."""
-    return [
-        t
-        for t, o in enumerate(owner)
-        if o == seat and any(owner[n] != seat for n in game_map.neighbours[t])
-    ]
+    out = []
+    neighbours = game_map.neighbours
+    for t, o in enumerate(owner):
+        if o != seat:
+            continue
+        for n in neighbours[t]:
+            if owner[n] != seat:
+                out.append(t)
+                break
+    return out
 
 
 def variant_decision(rng: Any, obs: dict[str, Any], decision: Any) -> dict[str, Any] | None:

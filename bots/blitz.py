@@ -23,35 +23,40 @@ class BlitzRiskBot:
 
     def decide(self, obs: dict[str, Any], decision: Decision) -> dict[str, Any]:
         kind = decision.kind
-        seat = obs["seat"]
-        owner = obs["owner"]
         rng = self.rng
         if kind == "attack":
-            game_map = load_map(obs["map"])
+            seat = obs["seat"]
+            owner = obs["owner"]
+            neighbours = load_map(obs["map"]).neighbours
             armies = obs["armies"]
             for t, o in enumerate(owner):
-                if o != seat or armies[t] < 2:
+                if o != seat:
                     continue
-                for n in game_map.neighbours[t]:
-                    if owner[n] != seat and armies[n] < armies[t]:
+                a = armies[t]
+                if a < 2:
+                    continue
+                for n in neighbours[t]:
+                    if owner[n] != seat and armies[n] < a:
                         return {
                             "type": "attack",
                             "from": t,
                             "to": n,
-                            "dice": min(3, armies[t] - 1),
+                            "dice": 3 if a > 3 else a - 1,
                             "until": 1,
                         }
             return {"type": "end_attack"}
         if kind == "move_in":
             return {"type": "move_in", "armies": decision.options["max"]}
+        if kind == "fortify":
+            return {"type": "end_turn"}
+        if kind == "trade":
+            return {"type": "trade", "cards": decision.options["sets"][0]}
+        seat = obs["seat"]
+        owner = obs["owner"]
         if kind == "reinforce":
             game_map = load_map(obs["map"])
             targets = frontier(game_map, owner, seat)
             return {"type": "reinforce", "armies": spread(rng, obs["reinforcements_left"], targets)}
-        if kind == "trade":
-            return {"type": "trade", "cards": decision.options["sets"][0]}
-        if kind == "fortify":
-            return {"type": "end_turn"}
         if kind == "claim":
             free = [t for t, o in enumerate(owner) if o < 0]
             return {"type": "claim", "territory": free[int(rng.random() * len(free))]}

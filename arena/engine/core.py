@@ -10,6 +10,7 @@ reproducible from its seed and the actions applied to it.
 from __future__ import annotations
 
 import enum
+import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +56,42 @@ def check_kind(action: Action, allowed: Collection[str], where: str) -> str:
             f"action {kind!r} is not allowed in {where}", allowed=", ".join(allowed)
         )
     return kind
+
+
+def copy_random(rng: random.Random) -> random.Random:
+    """An independent generator in the same state as ``rng``."""
+    other = random.Random.__new__(random.Random)  # skips seeding from the OS
+    other.setstate(rng.getstate())
+    return other
+
+
+class ClonedRandom:
+    """A state's ``rng`` that its clones share until one of them draws (copy on write).
+
+    Copying a Mersenne Twister's 625 words costs more than copying a Risk board, and a
+    clone made for search often never draws from the original's generator. The state
+    keeps ``_rng`` and ``_rng_shared``; ``share_rng(other)`` in ``clone()`` hands the
+    generator over, and whichever of the two reads ``rng`` first gets a copy of its own.
+    The two slots are this class's, so that a state's own fields stay what they were.
+    """
+
+    __slots__ = ("_rng", "_rng_shared")
+
+    @property
+    def rng(self) -> random.Random:
+        if self._rng_shared:
+            self._rng = copy_random(self._rng)
+            self._rng_shared = False
+        return self._rng
+
+    @rng.setter
+    def rng(self, value: random.Random) -> None:
+        self._rng = value
+        self._rng_shared = False
+
+    def share_rng(self, other: ClonedRandom) -> None:
+        other._rng = self._rng
+        other._rng_shared = self._rng_shared = True
 
 
 class EndReason(enum.StrEnum):
@@ -186,6 +223,22 @@ class State(ABC):
     @abstractmethod
     def observation(self, player: int) -> dict[str, Any]:
         """Everything ``player`` may know, as a JSON-compatible mapping, and nothing else."""
+
+    def observation_parts(self) -> Mapping[str, Callable[[Any, int], dict[str, Any]]]:
+        """Parts of an observation this state can build alone, for a bot that reads a
+        few entries: key -> ``function(state, player)`` returning the entries of the
+        part that holds that key, each equal to its entry in ``observation(player)``
+        (parts do not overlap, and every observation has their entries). A bot's
+        observation (``LazyObservation``) builds only the parts the bot reads by key;
+        anything else builds the whole observation. Empty (the default): the whole
+        observation on the first read."""
+        return {}
+
+    def simulate(self, player: int, action: Action) -> None:
+        """Apply ``player``'s action exactly as :meth:`apply` does (the same checks, the
+        same state afterwards) but without making the events: for search and
+        benchmarks, where nobody reads them. A game may override it with a faster path."""
+        self.apply(player, action)
 
     @abstractmethod
     def result(self) -> Result | None:

@@ -21,43 +21,85 @@ class Player(Protocol):
         ...
 
 
-class LazyObservation(dict[str, Any]):
-    """A player's observation, built only if the bot reads it.
+class _Loader:
+    """The whole observation from a function (the SDK's, read from the wire)."""
 
-    It is a dict that fills itself (``load()``) on first access: after that, reads are
-    plain dict reads. Valid while ``decide`` runs: afterwards the state moves on, so an
-    observation never read during ``decide`` raises when read later (keep a copy with
+    __slots__ = ("load",)
+
+    def __init__(self, load: Callable[[], dict[str, Any]]) -> None:
+        self.load = load
+
+    def observation(self, seat: int) -> dict[str, Any]:
+        return self.load()
+
+
+_new_dict = dict.__new__
+
+
+class LazyObservation(dict[str, Any]):
+    """A player's observation, built only as far as the bot reads it.
+
+    It is a dict that fills itself on access. Reading an entry by key (``obs["owner"]``,
+    ``obs.get("owner")``) that belongs to a part the state can build alone
+    (``State.observation_parts``) builds that part; any other access (another key,
+    ``in``, iteration, ``len``, ``dict(obs)``, equality) builds the whole observation,
+    in the order ``State.observation`` gives, keeping the entries already read. After
+    that, reads are plain dict reads. Valid while ``decide`` runs: afterwards the state
+    moves on, so reading what was not built during ``decide`` raises (keep a copy with
     ``dict(obs)`` if you need one).
     """
 
-    __slots__ = ("_loader",)
+    # _parts: the part builders until the whole is built, then None;
+    # _state: where it comes from (anything with .observation(seat)), None once expired
+    __slots__ = ("_parts", "_seat", "_state")
 
     def __init__(self, load: Callable[[], dict[str, Any]]) -> None:  # the dict starts empty
-        self._loader: Callable[[], dict[str, Any]] | None = load
+        self._state: Any = _Loader(load)
+        self._seat = -1
+        self._parts: Mapping[str, Callable[[Any, int], dict[str, Any]]] | None = {}
 
     @classmethod
     def of(cls, state: State, seat: int) -> LazyObservation:
-        return cls(lambda: state.observation(seat))
+        obs = _new_dict(cls)  # once per decision: no __init__ call
+        obs._state = state
+        obs._seat = seat
+        obs._parts = state.observation_parts()
+        return obs
 
     def _load(self) -> None:
-        if self._loader is not None:
-            if not dict.__len__(self):
-                self.update(self._loader())
-        elif not dict.__len__(self):
+        if self._parts is None:
+            return
+        if self._state is None:
             raise RuntimeError(
                 "observation read after decide() returned; keep a copy with dict(obs)"
             )
+        full = self._state.observation(self._seat)
+        if dict.__len__(self):  # parts read: they stay the same objects, in full's order
+            for key, value in dict.items(self):
+                full[key] = value
+            dict.clear(self)
+        dict.update(self, full)
+        self._parts = None
 
     def expire(self) -> None:
-        self._loader = None
+        self._state = None
 
     def __missing__(self, key: str) -> Any:
-        if dict.__len__(self):
+        parts = self._parts
+        if parts is None:
             raise KeyError(key)
-        self._load()
+        build = parts.get(key)
+        if build is None or self._state is None:
+            self._load()
+        else:  # a part not read yet (parts do not overlap)
+            dict.update(self, build(self._state, self._seat))
         return dict.__getitem__(self, key)
 
     def get(self, key: str, default: Any = None) -> Any:
+        if dict.__contains__(self, key):
+            return dict.__getitem__(self, key)
+        if self._parts and key in self._parts:
+            return self.__missing__(key)
         self._load()
         return dict.get(self, key, default)
 
@@ -96,8 +138,8 @@ class LazyObservation(dict[str, Any]):
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        loaded = dict.__len__(self)
-        return f"LazyObservation({dict.__repr__(self) if loaded else '...'})"
+        shown = dict.__repr__(self) if self._parts is None else "..."
+        return f"LazyObservation({shown})"
 
 
 class BotError(RuntimeError):
@@ -151,7 +193,8 @@ def play_match(
     """Play one whole match between in-process players and return its record.
 
     ``variants`` are :class:`~arena.plugins.Variant` objects. With ``record=False`` only
-    the result is kept (benchmarks of the rules alone).
+    the result and the final state are kept, and the actions are applied with
+    ``State.simulate`` (no events): the same game, faster, for benchmarks and search.
     """
     state: State = game.new_state(len(players), seed, options, variants)
     rec = MatchRecord(
@@ -165,14 +208,17 @@ def play_match(
         initial_events=list(state.initial_events),
     )
     steps = rec.steps
+    decide = [player.decide for player in players]
+    observe = LazyObservation.of
+    step = state.apply if record else state.simulate
     while not state.terminal:
         decision = state.decision()
         seat = decision.player
-        observation = LazyObservation.of(state, seat)
-        action = players[seat].decide(observation, decision)
+        observation = observe(state, seat)
+        action = decide[seat](observation, decision)
         observation.expire()
         try:
-            events = state.apply(seat, action)
+            events = step(seat, action)
         except IllegalAction as exc:
             raise BotError(
                 f"{rec.players[seat]} (seat {seat}) made an illegal {decision.kind} "

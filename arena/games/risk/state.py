@@ -15,6 +15,7 @@ from typing import Any
 
 from arena.engine.core import (
     Action,
+    ClonedRandom,
     Decision,
     EndReason,
     Event,
@@ -105,7 +106,7 @@ class CustomDecision:
     default: Callable[[Any], Action]
 
 
-class RiskState(State):
+class RiskState(ClonedRandom, State):
     """One game of Risk. Create it through ``RiskGame.new_state``."""
 
     __slots__ = (
@@ -116,6 +117,7 @@ class RiskState(State):
         "_draw_cards",
         "_forced_trade",
         "_move_in",
+        "_quiet",
         "_reinforce_left",
         "_reinforce_then",
         "_result",
@@ -140,7 +142,6 @@ class RiskState(State):
         "passive",
         "phase",
         "player",
-        "rng",
         "round",
         "sets_traded",
         "territory_count",
@@ -159,7 +160,8 @@ class RiskState(State):
         self.num_players = n
         #: players first (seats 0..n-1), then passive owners such as a neutral army
         self.num_owners = owners
-        self.rng = random.Random(seed)
+        self._rng = random.Random(seed)
+        self._rng_shared = False  # True while a clone may hold the same generator
         self.owner = [-1] * game_map.size
         self.armies = [0] * game_map.size
         self.territory_count = [0] * owners
@@ -198,6 +200,8 @@ class RiskState(State):
         self._attack: dict[str, Any] | None = None  # an attack waiting for defence dice
         self._custom: CustomDecision | None = None
         self._result: Result | None = None
+        #: True from a ``simulate`` to the next ``apply``: the frequent events are not made
+        self._quiet = False
         self.initial_events: list[Event] = []
 
     # --- setup --------------------------------------------------------------------
@@ -289,18 +293,31 @@ class RiskState(State):
         return Decision(self.player, PHASE_NAMES[self.phase], self.legal_options)
 
     def apply(self, player: int, action: Action) -> list[Event]:
-        check_turn(self._result is not None, self.player, player, action)
-        turn_seat = self.turn_seat
         events: list[Event] = []
-        if self.phase == VARIANT:
+        self.simulate(player, action, events)
+        return events
+
+    def simulate(self, player: int, action: Action, events: list[Event] | None = None) -> None:
+        """As the base class says; ``events``: the list ``apply`` collects every event in
+        (None: the frequent events are not made, until the next ``apply``)."""
+        if events is None:
+            self._quiet = True
+            events = []  # for the rare events (an elimination, the game's end)
+        else:
+            self._quiet = False
+        if self._result is not None or player != self.player or type(action) is not dict:
+            check_turn(self._result is not None, self.player, player, action)  # raises
+        turn_seat = self.turn_seat
+        phase = self.phase
+        if phase == VARIANT:
             custom = self._custom
             assert custom is not None
             kind = check_kind(action, custom.handlers, f"the {custom.kind} decision")
             custom.handlers[kind](self, action, events)
         else:
-            kind = check_kind(
-                action, PHASE_ACTIONS[self.phase], f"the {PHASE_NAMES[self.phase]} phase"
-            )
+            kind = action.get("type")
+            if type(kind) is not str or kind not in PHASE_ACTIONS[phase]:
+                check_kind(action, PHASE_ACTIONS[phase], f"the {PHASE_NAMES[phase]} phase")
             _HANDLERS[kind](self, action, events)
         # not while a conquest awaits its move-in or a roll its defence: the board is
         # between two states then
@@ -313,7 +330,6 @@ class RiskState(State):
             result = self.hooks.check_victory(self, turn_seat)
             if result is not None:
                 self.finish(result, events)
-        return events
 
     def clone(self) -> RiskState:
         other = RiskState.__new__(RiskState)
@@ -322,9 +338,8 @@ class RiskState(State):
         other.hooks = self.hooks
         other.num_players = self.num_players
         other.num_owners = self.num_owners
-        # __new__ skips seeding from the OS, which costs more than copying the state.
-        other.rng = random.Random.__new__(random.Random)
-        other.rng.setstate(self.rng.getstate())
+        # the generator is shared until either state draws from it (copy on write)
+        self.share_rng(other)
         other.owner = self.owner[:]
         other.armies = self.armies[:]
         other.territory_count = self.territory_count[:]
@@ -338,7 +353,7 @@ class RiskState(State):
         other.eliminated = self.eliminated[:]
         other.forfeited = self.forfeited[:]
         other.exits = self.exits[:]
-        other.hands = [h[:] for h in self.hands]
+        other.hands = list(map(list.copy, self.hands))
         other.draw_pile = self.draw_pile[:]
         other.discard = self.discard[:]
         other.sets_traded = self.sets_traded
@@ -357,6 +372,7 @@ class RiskState(State):
         other._trade_down = self._trade_down
         other._move_in = self._move_in
         other._result = self._result
+        other._quiet = False
         other.initial_events = self.initial_events
         return other
 
@@ -436,6 +452,10 @@ class RiskState(State):
             self.hooks.spectator_view(state=self, view=view, reveal=reveal)
         return view
 
+    def observation_parts(self) -> dict[str, Callable[[RiskState, int], dict[str, Any]]]:
+        # a variant's observation hook may change any entry: then only the whole
+        return OBSERVATION_PARTS if self.hooks.observation is None else {}
+
     # --- legal options ----------------------------------------------------------------
 
     def legal_options(self) -> dict[str, Any]:
@@ -513,7 +533,7 @@ class RiskState(State):
 
     def _territory(self, action: Action, key: str) -> int:
         ref = action.get(key)
-        if type(ref) is int and 0 <= ref < self.map.size:  # the common case, first
+        if type(ref) is int and 0 <= ref < len(self.owner):  # the common case, first
             return ref
         try:
             return self.map.territory(ref)
@@ -535,7 +555,8 @@ class RiskState(State):
         self.armies[t] = 1
         self.territory_count[p] += 1
         self._setup_left[p] -= 1
-        events.append({"e": "claim", "p": p, "t": t})
+        if not self._quiet:
+            events.append({"e": "claim", "p": p, "t": t})
         if -1 in self.owner:
             self.player = (p + 1) % self.num_players
         else:
@@ -550,7 +571,8 @@ class RiskState(State):
             )
         self.armies[t] += 1
         self._setup_left[p] -= 1
-        events.append({"e": "place", "p": p, "t": t})
+        if not self._quiet:
+            events.append({"e": "place", "p": p, "t": t})
         self._after_setup_army(p, events)
 
     def _after_setup_army(self, p: int, events: list[Event]) -> None:
@@ -592,20 +614,21 @@ class RiskState(State):
                 for label, armies in items:
                     total += armies
                     breakdown.append((label, armies))
-        events.append({"e": "turn", "p": seat, "turn": self.turn, "round": self.round})
-        events.append(
-            {
-                "e": "reinforcements",
-                "p": seat,
-                "total": total,
-                "breakdown": [list(item) for item in breakdown],
-            }
-        )
+        if not self._quiet:
+            events.append({"e": "turn", "p": seat, "turn": self.turn, "round": self.round})
+            events.append(
+                {
+                    "e": "reinforcements",
+                    "p": seat,
+                    "total": total,
+                    "breakdown": [list(item) for item in breakdown],
+                }
+            )
         self._reinforce_left = total
         self._reinforce_then = ATTACK
         # every card counts towards the 5 that force a trade, untradable ones (headquarters)
         # too; the trade itself is of tradable cards, and without such a set there is none
-        can_trade = cardlib.has_set(game_map, self.tradable(seat))
+        can_trade = len(self.hands[seat]) >= 3 and cardlib.has_set(game_map, self.tradable(seat))
         self._forced_trade = can_trade and len(self.hands[seat]) >= 5
         self._trade_down = False
         self.phase = TRADE if can_trade else REINFORCE
@@ -694,9 +717,10 @@ class RiskState(State):
         owner = self.owner
         placements: dict[int, int] = {}
         total = 0
+        size = len(owner)
         for ref, n in items:
             try:
-                t = self.map.territory(ref)
+                t = ref if type(ref) is int and 0 <= ref < size else self.map.territory(ref)
             except ValueError:
                 raise IllegalAction(
                     f"'armies': unknown territory {ref!r}",
@@ -722,17 +746,22 @@ class RiskState(State):
         armies = self.armies
         for t, n in placements.items():
             armies[t] += n
-        events.append(
-            {"e": "reinforce", "p": p, "armies": [[t, n] for t, n in placements.items() if n]}
-        )
+        if not self._quiet:
+            events.append(
+                {"e": "reinforce", "p": p, "armies": [[t, n] for t, n in placements.items() if n]}
+            )
         self._reinforce_left = 0
         self.phase = self._reinforce_then
 
     def _do_attack(self, action: Action, events: list[Event]) -> None:
-        src = self._territory(action, "from")
-        dst = self._territory(action, "to")
-        p = self.player
         owner = self.owner
+        src = action.get("from")
+        if type(src) is not int or not 0 <= src < len(owner):  # the common case: an index
+            src = self._territory(action, "from")
+        dst = action.get("to")
+        if type(dst) is not int or not 0 <= dst < len(owner):
+            dst = self._territory(action, "to")
+        p = self.player
         armies = self.armies
         game_map = self.map
         if owner[src] != p:
@@ -795,6 +824,7 @@ class RiskState(State):
         random_ = self.rng.random
         start_a, start_d = a, d
         ad = dice
+        quiet = self._quiet
         while True:
             ad = dice if dice < a else a - 1
             dd = 2 if d >= 2 else 1
@@ -803,7 +833,8 @@ class RiskState(State):
                 for threshold, al, dl, code in CUMULATIVE[ad][dd]:  # noqa: B007 - used after the loop
                     if u < threshold:
                         break
-                rolls.append(code)
+                if not quiet:
+                    rolls.append(code)
             else:
                 al, dl = self._roll(ad, dd, rolls, faces_log)
             a -= al
@@ -845,21 +876,22 @@ class RiskState(State):
         last_dice: int,
         events: list[Event],
     ) -> None:
-        event: Event = {
-            "e": "battle",
-            "p": self.player,
-            "from": src,
-            "to": dst,
-            "dice": dice,
-            "rolls": "".join(rolls),
-            "att_loss": start[0] - self.armies[src],
-            "def_loss": start[1] - self.armies[dst],
-        }
-        if faces_log is not None:
-            event["faces"] = " ".join(faces_log)
-        if def_dice is not None:
-            event["def_dice"] = "".join(map(str, def_dice))
-        events.append(event)
+        if not self._quiet:
+            event: Event = {
+                "e": "battle",
+                "p": self.player,
+                "from": src,
+                "to": dst,
+                "dice": dice,
+                "rolls": "".join(rolls),
+                "att_loss": start[0] - self.armies[src],
+                "def_loss": start[1] - self.armies[dst],
+            }
+            if faces_log is not None:
+                event["faces"] = " ".join(faces_log)
+            if def_dice is not None:
+                event["def_dice"] = "".join(map(str, def_dice))
+            events.append(event)
         if self.armies[dst] == 0:
             self._conquer(src, dst, last_dice, events)
 
@@ -914,7 +946,8 @@ class RiskState(State):
         self.territory_count[p] += 1
         self.territory_count[loser] -= 1
         self._conquered = True
-        events.append({"e": "conquer", "p": p, "from": src, "to": dst, "prev": loser})
+        if not self._quiet:
+            events.append({"e": "conquer", "p": p, "from": src, "to": dst, "prev": loser})
         lo = last_dice
         hi = self.armies[src] - 1
         if self.territory_count[loser] == 0 and loser < self.num_players:
@@ -965,7 +998,8 @@ class RiskState(State):
     def _move_armies(self, src: int, dst: int, n: int, events: list[Event]) -> None:
         self.armies[src] -= n
         self.armies[dst] += n
-        events.append({"e": "move_in", "p": self.player, "from": src, "to": dst, "armies": n})
+        if not self._quiet:
+            events.append({"e": "move_in", "p": self.player, "from": src, "to": dst, "armies": n})
 
     def _after_move_in(self) -> None:
         if self._trade_down and not cardlib.has_set(self.map, self.tradable(self.player)):
@@ -1134,6 +1168,24 @@ class RiskState(State):
         events.append(
             {"e": "game_over", "reason": result.reason.value, "places": list(result.places)}
         )
+
+
+def _board_part(state: RiskState, player: int) -> dict[str, Any]:
+    """The entries of ``RiskState.observation`` that a bot reads at nearly every decision,
+    built alone for a bot that reads no more (``State.observation_parts``); the tests
+    compare them with the whole observation's in every phase."""
+    return {
+        "seat": player,
+        "map": state.map.name,
+        "owner": state.owner[:],
+        "armies": state.armies[:],
+        "reinforcements_left": state._reinforce_left if player == state.player else 0,
+    }
+
+
+OBSERVATION_PARTS = dict.fromkeys(
+    ("seat", "map", "owner", "armies", "reinforcements_left"), _board_part
+)
 
 
 _HANDLERS: dict[str, Callable[[RiskState, Action, list[Event]], None]] = {

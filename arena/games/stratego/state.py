@@ -16,6 +16,7 @@ from typing import Any
 
 from arena.engine.core import (
     Action,
+    ClonedRandom,
     Decision,
     EndReason,
     Event,
@@ -89,13 +90,14 @@ class StrategoRules:
     turn_limit: int = 3000
 
 
-class StrategoState(State):
+class StrategoState(ClonedRandom, State):
     """One game of Stratego. Create it through ``StrategoGame.new_state``."""
 
     def __init__(self, rules: StrategoRules, seed: int) -> None:
         self.rules = rules
         self.num_players = 2
-        self.rng = random.Random(seed)
+        self._rng = random.Random(seed)
+        self._rng_shared = False  # True while a clone may hold the same generator
         #: per seat, the seed of its fallback setup (``default_action``), drawn once from
         #: the match's secret generator: the fallback is random, the same on a replay, and
         #: the same however often it is asked for (the rules themselves draw nothing)
@@ -127,6 +129,11 @@ class StrategoState(State):
         self.rescuers: list[set[int]] = [set(), set()]
         self._rescuer = EMPTY
         self._result: Result | None = None
+        #: True from a ``simulate`` to the next ``apply``: moves and strikes make no events
+        self._quiet = False
+        #: (player, its legal moves) once computed for this position; any change of the
+        #: board (``_put``, ``_clear``: every move, strike, setup and rescue) forgets them
+        self._moves: tuple[int, list[list[int]]] | None = None
         self.initial_events: list[Event] = []
 
     # --- State protocol -------------------------------------------------------------
@@ -146,17 +153,32 @@ class StrategoState(State):
         return Decision(self.player, PHASE_NAMES[self.phase], self.legal_options)
 
     def apply(self, player: int, action: Action) -> list[Event]:
-        check_turn(self._result is not None, self.player, player, action)
-        kind = check_kind(action, PHASE_ACTIONS[self.phase], f"the {PHASE_NAMES[self.phase]} phase")
         events: list[Event] = []
-        _HANDLERS[kind](self, action, events)
+        self.simulate(player, action, events)
         return events
+
+    def simulate(self, player: int, action: Action, events: list[Event] | None = None) -> None:
+        """As the base class says; ``events``: the list ``apply`` collects every event in
+        (None: moves and strikes make no events, until the next ``apply``)."""
+        if events is None:
+            self._quiet = True
+            events = []  # for the rare events (a setup, a rescue, the game's end)
+        else:
+            self._quiet = False
+        if self._result is not None or player != self.player or type(action) is not dict:
+            check_turn(self._result is not None, self.player, player, action)  # raises
+        phase = self.phase
+        kind = action.get("type")
+        if type(kind) is not str or kind not in PHASE_ACTIONS[phase]:
+            check_kind(action, PHASE_ACTIONS[phase], f"the {PHASE_NAMES[phase]} phase")
+        _HANDLERS[kind](self, action, events)
 
     def clone(self) -> StrategoState:
         other = StrategoState.__new__(StrategoState)
         other.__dict__.update(self.__dict__)
-        other.rng = random.Random.__new__(random.Random)
-        other.rng.setstate(self.rng.getstate())
+        other._moves = None  # never the same list in two states
+        # the generator is shared until either state draws from it (copy on write)
+        self.share_rng(other)
         for name in (
             "rank",
             "owner",
@@ -253,7 +275,9 @@ class StrategoState(State):
                 "fill_rows": self.rules.fill_setup_rows,
             }
         if self.phase == PLAY:
-            return {"moves": self.legal_moves(p)}
+            cached = self._moves
+            self._moves = None  # handed out: the bot may change the list
+            return {"moves": cached[1] if cached and cached[0] == p else self.legal_moves(p)}
         if self.phase == RESCUE:
             return {"pieces": self._rescuable(p), "squares": self._rescue_squares(p)}
         return {}
@@ -262,13 +286,37 @@ class StrategoState(State):
         """Every legal [from, to] for ``p`` (a move onto an enemy square is a strike)."""
         out: list[list[int]] = []
         rank, owner = self.rank, self.owner
-        scout_strikes = self.rules.scout_move_and_strike
+        rules = self.rules
+        scout_strikes = rules.scout_move_and_strike
         check = self._refused
+        # The repetition rules can refuse a move of one piece only (the one on the
+        # square the two-squares rule counts), or of any piece while p chases under the
+        # more-squares rule: every other piece moves unchecked.
+        _, back, count = self.shuttle[p]
+        if count < rules.shuttle_limit:
+            back = EMPTY
+        chasing = self.chase[p] is not None and rules.more_squares
+        append = out.append
         for s in self.pieces[p]:
             r = rank[s]
             if r in IMMOVABLE:
                 continue
-            if r == SCOUT:
+            if not chasing and s != back:
+                if r != SCOUT:
+                    for t in NEIGHBOURS[s]:
+                        if owner[t] != p:
+                            append([s, t])
+                    continue
+                for ray in RAYS[s]:
+                    for t in ray:
+                        o = owner[t]
+                        if o < 0:
+                            append([s, t])
+                        else:
+                            if o != p and (scout_strikes or t == ray[0]):
+                                append([s, t])
+                            break
+            elif r == SCOUT:
                 for ray in RAYS[s]:
                     first = True
                     for t in ray:
@@ -289,13 +337,18 @@ class StrategoState(State):
         return out
 
     def _has_move(self, p: int) -> bool:
-        owner = self.owner
+        owner, rank = self.owner, self.rank
+        _, back, count = self.shuttle[p]
+        if count < self.rules.shuttle_limit:
+            back = EMPTY
+        chasing = self.chase[p] is not None and self.rules.more_squares
         for s in self.pieces[p]:
-            if self.rank[s] in IMMOVABLE:
+            r = rank[s]
+            if r in IMMOVABLE:
                 continue
             for t in NEIGHBOURS[s]:
                 o = owner[t]
-                if o != p and not self._refused(p, s, t, o >= 0):
+                if o != p and ((not chasing and s != back) or not self._refused(p, s, t, o >= 0)):
                     return True
         return False  # a Scout's longer moves need a free neighbour first
 
@@ -423,6 +476,7 @@ class StrategoState(State):
             self._check_stuck(events)
 
     def _put(self, s: int, p: int, r: int, piece_id: int) -> None:
+        self._moves = None
         self.rank[s] = r
         self.owner[s] = p
         self.pid[s] = piece_id
@@ -438,8 +492,12 @@ class StrategoState(State):
             raise IllegalAction(f"{key!r}: {exc}") from None
 
     def _do_move(self, action: Action, events: list[Event]) -> None:
-        s = self._square(action, "from")
-        t = self._square(action, "to")
+        s = action.get("from")
+        if type(s) is not int or not 0 <= s < SQUARES:  # the common case: an index
+            s = self._square(action, "from")
+        t = action.get("to")
+        if type(t) is not int or not 0 <= t < SQUARES:
+            t = self._square(action, "to")
         p = self.player
         rank, owner = self.rank, self.owner
         if owner[s] != p:
@@ -474,14 +532,15 @@ class StrategoState(State):
                     "under these rules a Scout may not move and strike in the same turn",
                     allowed="strike an adjacent piece, or move to an empty square",
                 )
-        why = self._refused(p, s, t, is_strike)
-        if why:
-            raise IllegalAction(why, allowed="another move")
+        a, b, count = self.shuttle[p]
+        if s == b or self.chase[p] is not None:  # else no repetition rule applies
+            why = self._refused(p, s, t, is_strike)
+            if why:
+                raise IllegalAction(why, allowed="another move")
         # --- legal: apply it ---
         follow = self.rules.more_squares and not is_strike
         evading = follow and self._evades(p, s)
         created = self.zview[1 - p]
-        a, b, count = self.shuttle[p]
         self.shuttle[p] = (s, t, count + 1 if (s == b and t == a) else 1)
         self.ply += 1
         if is_strike:
@@ -496,7 +555,8 @@ class StrategoState(State):
                 "result": RESULT_NAMES[outcome],
             }
             self.history.append(entry)
-            events.append({"e": "strike", **entry})
+            if not self._quiet:
+                events.append({"e": "strike", **entry})
             mover_id = self.pid[s]
             far = t not in NEIGHBOURS[s]
             if outcome >= 0:
@@ -526,7 +586,8 @@ class StrategoState(State):
             self._relocate(s, t, far)
             entry = {"p": p, "from": s, "to": t}
             self.history.append(entry)
-            events.append({"e": "move", **entry})
+            if not self._quiet:
+                events.append({"e": "move", **entry})
             self.last_move[p] = (s, t, False)
             landed = t
         if follow:
@@ -535,7 +596,7 @@ class StrategoState(State):
             # a strike takes a piece off the board: no earlier position can come back
             self._end_chase(0)
             self._end_chase(1)
-        if landed >= 0 and self._can_rescue(p, landed, mover_id):
+        if landed >= 0 and self.rules.rescue and self._can_rescue(p, landed, mover_id):
             self._rescuer = mover_id
             self.phase = RESCUE
             return
@@ -543,8 +604,10 @@ class StrategoState(State):
 
     def _relocate(self, s: int, t: int, far: bool) -> None:
         p, r = self.owner[s], self.rank[s]
-        self._toggle(s, p, r)
-        self._toggle(t, p, r)
+        # the piece leaves s for t in both players' views (as _toggle twice)
+        zview = self.zview
+        zview[p] ^= ZOBRIST[s][p][r] ^ ZOBRIST[t][p][r]
+        zview[1 - p] ^= ZOBRIST[s][p][HIDDEN] ^ ZOBRIST[t][p][HIDDEN]
         self.rank[t], self.owner[t], self.pid[t] = r, p, self.pid[s]
         self.moved[t] = True
         self.far[t] = self.far[s] or far
@@ -566,6 +629,7 @@ class StrategoState(State):
         self.zview[1 - p] ^= ZOBRIST[s][p][HIDDEN]
 
     def _clear(self, s: int) -> None:
+        self._moves = None
         self.rank[s] = self.owner[s] = self.pid[s] = EMPTY
         self.moved[s] = self.far[s] = self.revealed[s] = False
 
@@ -582,7 +646,9 @@ class StrategoState(State):
 
     def _check_stuck(self, events: list[Event]) -> None:
         p = self.player
-        if self._has_move(p) or self.legal_moves(p):
+        moves = self.legal_moves(p)
+        if moves:  # kept for the decision's options, which nearly every bot reads
+            self._moves = (p, moves)
             return
         if self._has_move(1 - p) or self.legal_moves(1 - p):
             places = (2, 1) if p == 0 else (1, 2)
