@@ -7,11 +7,11 @@ import random
 
 import pytest
 
+from arena.bots._stratego_common import random_setup
 from arena.engine import IllegalAction
 from arena.games.stratego.board import SQUARES
 from arena.games.stratego.pieces import RANK_OF
 from arena.plugins import load_registry
-from bots._stratego_common import random_setup
 
 REGISTRY = load_registry()
 
