@@ -1,6 +1,6 @@
 """Run a built-in (house) bot as its own process against a referee.
 
-``arena bot run NAME --referee HOST:PORT --token T`` and ``python -m bots.NAME ...`` both
+``arena bot run NAME --referee HOST:PORT --token T`` and ``python -m arena.bots.MODULE ...`` both
 land here: the bot registered under NAME for the match's game plays it remotely, with
 exactly the code it runs in-process.
 
@@ -13,13 +13,13 @@ user wants the same choices again.
 
 from __future__ import annotations
 
-import argparse
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from arena.engine.seeds import HOUSE_SEED_HELP, derive_seed, fresh_seed, seed_argument
+from arena.engine.seeds import derive_seed, fresh_seed
 from arena.plugins import load_registry
-from arena.sdk import MatchContext, run_bot
+from arena.sdk import MatchContext
 
 
 def house_factory(name: str, seed: int | None = None) -> Callable[[MatchContext], Any]:
@@ -47,21 +47,9 @@ def house_factory(name: str, seed: int | None = None) -> Callable[[MatchContext]
 
 
 def main(name: str, argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog=f"python -m bots.{name}", description=f"run the {name} bot against a referee"
-    )
-    parser.add_argument(
-        "--referee", default="127.0.0.1:50051", help="HOST:PORT, or several separated by commas"
-    )
-    parser.add_argument("--token", required=True, help="from `arena bot register NAME`")
-    parser.add_argument("--max-matches", type=int, default=16)
-    parser.add_argument("--matches", type=int, default=None, help="stop after this many")
-    parser.add_argument("--seed", type=seed_argument, default=None, help=HOUSE_SEED_HELP)
-    args = parser.parse_args(argv)
-    run_bot(
-        house_factory(name, args.seed),
-        args.referee.split(","),
-        args.token,
-        max_matches=args.max_matches,
-        stop_after=args.matches,
-    )
+    """``python -m arena.bots.MODULE ARGS``: exactly ``arena bot run NAME ARGS`` (the same
+    options, and one line with exit status 2 on a refused token or bad input, 130 on
+    Ctrl-C, never a traceback)."""
+    from arena.cli import main as arena
+
+    sys.exit(arena(["bot", "run", name, *(sys.argv[1:] if argv is None else argv)]))

@@ -695,7 +695,7 @@ class Spawner:
         return process
 
     def module_bot(self, server: RefereeServer, module: str, name: str) -> Process:
-        """``python -m bots.MODULE --referee ADDRESS --token T``, registered as ``name``."""
+        """``python -m arena.bots.MODULE --referee ADDRESS --token T``, as ``name``."""
         token = server.register(name).token
         args = [sys.executable, "-m", f"arena.bots.{module}", "--referee", server.address]
         process = Process(f"bot-{name}", [*args, "--token", token], server.workdir)
