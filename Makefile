@@ -26,7 +26,7 @@ $(VENV)/.installed: pyproject.toml setup.py
 run: $(VENV)/.installed
 	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory node || true; fi
 	@echo $(BIN)/arena demo $(DEMO_ARGS)
-	@$(BIN)/arena demo $(DEMO_ARGS) || [ $$? = 130 ]
+	@$(BIN)/arena demo $(DEMO_ARGS) || { code=$$?; [ $$code = 130 ] || exit $$code; }
 
 # One classic Risk game between in-process bots, its replay written and verified.
 play: $(VENV)/.installed
