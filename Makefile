@@ -22,9 +22,11 @@ $(VENV)/.installed: pyproject.toml setup.py
 
 # Node.js is optional here: without it (or its packages) the demo plays on without the
 # Node.js bot, and says so in one line.
+# Ctrl-C is how the web ends (the demo exits 130): not shown as make's "Error 130".
 run: $(VENV)/.installed
 	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory node || true; fi
-	$(BIN)/arena demo $(DEMO_ARGS)
+	@echo $(BIN)/arena demo $(DEMO_ARGS)
+	@$(BIN)/arena demo $(DEMO_ARGS) || { code=$$?; [ $$code = 130 ] || exit $$code; }
 
 # One classic Risk game between in-process bots, its replay written and verified.
 play: $(VENV)/.installed

@@ -144,7 +144,7 @@ def test_odds_prints_the_battle_probability_and_the_one_roll_table(capsys):
             ],
             "--seed 3 with --every: every run draws its own secret seed",
         ),
-        (["replay", "verify", "/nonexistent/replay.json"], "No such file"),
+        (["replay", "verify", "/nonexistent/replay.json"], "/nonexistent/replay.json: no such"),
     ],
 )
 def test_bad_input_gets_a_clear_error(args, message, capsys):

@@ -4,8 +4,10 @@ Node.js plays on without the Node.js bot and says so in one line."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,3 +61,38 @@ def test_make_run_without_node_plays_on_and_says_so_once(tmp_path: Path) -> None
     assert any(line.startswith("leaderboard: Risk") for line in lines), done.stdout
     assert any(line.startswith("leaderboard: Stratego") for line in lines), done.stdout
     assert not any("node-random" in line for line in lines), done.stdout
+
+
+def test_ctrl_c_ends_make_run_serving_the_web_without_a_make_error(tmp_path: Path) -> None:
+    """Ctrl-C is how `make run` ends (it serves the web until then): the terminal's
+    SIGINT reaches make and the demo, and make adds no "*** [run] Error 130" line."""
+    venv = Path(sys.prefix)
+    env = {**os.environ, "PATH": path_without_node(tmp_path), "PYTHONUNBUFFERED": "1"}
+    demo_args = f"--risk-games 1 --stratego-games 1 --quiet --web-port 0 --db {tmp_path / 'a.db'}"
+    out_path = tmp_path / "make.out"
+    command = ["make", "--no-print-directory", "-o", f"{venv}/.installed", "run", f"VENV={venv}"]
+    with out_path.open("wb") as out:
+        make = subprocess.Popen(
+            [*command, f"DEMO_ARGS={demo_args}"],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, as a terminal's foreground job
+        )
+    try:
+        deadline = time.monotonic() + 240
+        while "(Ctrl-C to stop)" not in out_path.read_text():
+            assert make.poll() is None, out_path.read_text()[-3000:]
+            assert time.monotonic() < deadline, out_path.read_text()[-3000:]
+            time.sleep(0.2)
+        os.killpg(make.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        code = make.wait(timeout=60)
+    finally:
+        if make.poll() is None:
+            os.killpg(make.pid, signal.SIGKILL)
+            make.wait(timeout=10)
+    output = out_path.read_text()
+    assert code == -signal.SIGINT, output[-3000:]  # make ends by the signal, as a shell expects
+    assert "make: ***" not in output and "Traceback" not in output, output[-3000:]

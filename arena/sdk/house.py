@@ -1,6 +1,6 @@
 """Run a built-in (house) bot as its own process against a referee.
 
-``arena bot run NAME --referee HOST:PORT --token T`` and ``python -m bots.NAME ...`` both
+``arena bot run NAME --referee HOST:PORT --token T`` and ``python -m arena.bots.MODULE ...`` both
 land here: the bot registered under NAME for the match's game plays it remotely, with
 exactly the code it runs in-process.
 
@@ -14,6 +14,7 @@ user wants the same choices again.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -51,14 +52,19 @@ def house_factory(
 
 
 def main(name: str, argv: Sequence[str] | None = None) -> None:
-    run(name, house_parser(name).parse_args(argv))
+    """``python -m arena.bots.MODULE ARGS``: exactly ``arena bot run NAME ARGS`` (the same
+    options, and one line with exit status 2 on a refused token or bad input, 130 on
+    Ctrl-C, never a traceback)."""
+    from arena.cli import main as arena
+
+    sys.exit(arena(["bot", "run", name, *(sys.argv[1:] if argv is None else argv)]))
 
 
 def house_parser(name: str, module: str | None = None) -> argparse.ArgumentParser:
-    """The options of ``python -m bots.MODULE`` (MODULE: ``name`` unless given); a bot
+    """The options of ``python -m arena.bots.MODULE`` (MODULE: ``name`` unless given); a bot
     with options of its own adds them, then calls :func:`run`."""
     parser = argparse.ArgumentParser(
-        prog=f"python -m bots.{module or name}",
+        prog=f"python -m arena.bots.{module or name}",
         description=f"run the {name} bot against a referee",
     )
     parser.add_argument(

@@ -388,7 +388,7 @@ class Cluster:
         return f"{found.group(1)}@{found.group(2)}", found.group(3)
 
     def module_bot(self, module: str, token: str, referees: Sequence[Referee]) -> Proc:
-        """``python -m bots.MODULE --referee A[,B] --token T``."""
+        """``python -m arena.bots.MODULE --referee A[,B] --token T``."""
         return self.spawn(
             f"bot-{module}",
             [

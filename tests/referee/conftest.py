@@ -695,8 +695,8 @@ class Spawner:
         return process
 
     def module_bot(self, server: RefereeServer, module: str, name: str, *extra: str) -> Process:
-        """``python -m bots.MODULE --referee ADDRESS --token T EXTRA...``, registered as
-        ``name``."""
+        """``python -m arena.bots.MODULE --referee ADDRESS --token T EXTRA...``, registered
+        as ``name``."""
         token = server.register(name).token
         args = [sys.executable, "-m", f"arena.bots.{module}", "--referee", server.address]
         process = Process(f"bot-{name}", [*args, "--token", token, *extra], server.workdir)

@@ -14,6 +14,7 @@ import importlib.util
 import json
 import random
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -237,6 +238,29 @@ def test_cli_match_run_and_replay_verify_with_bot_processes(
     check = spawn.cli(tmp_path, "replay-verify", "replay", "verify", str(replay))
     assert check.wait(30) == 0, check.stderr()
     assert "OK (" in check.stdout()
+
+
+def test_an_example_bot_module_refused_its_token_says_so_in_one_line(referee_server):
+    """``python -m arena.bots.aggressive --token T`` (the README's line) with a token the
+    referee does not know: one line and status 2, as ``arena bot run``, no traceback."""
+    refused = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "arena.bots.aggressive",
+            *("--referee", referee_server.address, "--token", "arena_not-a-token"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stdout == ""
+    assert refused.stderr == (
+        f"arena: error: {referee_server.address}: unknown token: register the bot and use "
+        "the token it got\n"
+    )
 
 
 # --- 9. health and reflection --------------------------------------------------------

@@ -1,5 +1,5 @@
 """Tournaments end to end: a real ``arena referee`` process, real bot processes
-(``python -m bots.NAME``) and ``arena tournament run`` as a process, over 127.0.0.1, on
+(``python -m arena.bots.MODULE``) and ``arena tournament run`` as a process, over 127.0.0.1, on
 SQLite and on PostgreSQL; the organiser's gRPC calls (CreateTournament, StartTournament,
 StopTournament, GetTournament, GetLeaderboard); a registered bot that never connects.
 

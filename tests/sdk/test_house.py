@@ -3,6 +3,9 @@ process (the operating system's), or from --seed, never from what opponents see.
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import zlib
 from typing import Any
 
@@ -35,3 +38,24 @@ def test_a_seed_given_plays_the_same_way_again() -> None:
     first, again = (_setup(house_factory("heuristic", 5)(MATCH)) for _ in range(2))
     assert first == again
     assert _setup(house_factory("heuristic", 6)(MATCH)) != first
+
+
+def test_ctrl_c_stops_an_example_bot_module_with_130_and_no_traceback() -> None:
+    """``python -m arena.bots.random_bot``, waiting for a referee that is not there."""
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "arena.bots.random_bot",
+            *("--referee", "127.0.0.1:1", "--token", "arena_not-a-token"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stderr is not None
+    assert "retrying until it answers" in child.stderr.readline()
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 130
+    assert "Traceback" not in err and out == ""
