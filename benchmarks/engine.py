@@ -19,6 +19,7 @@ import gzip
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -117,8 +118,9 @@ def main_variants(quick: bool) -> None:
         )
 
 
-def bench_clone(samples: int) -> float:
-    """Mean microseconds per clone() of mid-game 4-player states."""
+def bench_clone(samples: int) -> tuple[float, float]:
+    """Mean microseconds per clone() of mid-game 4-player states, and per clone() with
+    the clone's first draw from the generator (which copies the generator it shares)."""
     state = RISK.new_state(4, seed=3)
     bots = [REGISTRY.bot("risk", "blitz").factory(s, s) for s in range(4)]
     snapshots = []
@@ -133,28 +135,36 @@ def bench_clone(samples: int) -> float:
     start = time.process_time()
     for i in range(samples):
         snapshots[i % len(snapshots)].clone()
-    return (time.process_time() - start) / samples * 1e6
+    clone_us = (time.process_time() - start) / samples * 1e6
+    start = time.process_time()
+    for i in range(samples):
+        snapshots[i % len(snapshots)].clone().rng.random()
+    return clone_us, (time.process_time() - start) / samples * 1e6
 
 
-def bench_reference(games: int, repeats: int = 1) -> float:
-    best = None
-    for _ in range(repeats):
-        start = time.process_time()
-        for seed in range(games):
-            play_blitz_game(4, seed)
-        elapsed = time.process_time() - start
-        best = elapsed if best is None else min(best, elapsed)
-    return games / best
+def blitz_rate(games: int, record: bool) -> float:
+    """Games/s of the blitz bot, 4 players, no cards; ``record=False``: the fast mode."""
+    start = time.process_time()
+    for seed in range(games):
+        bots = [REGISTRY.bot("risk", "blitz").factory(s, seed * 100 + s) for s in range(4)]
+        play_match(RISK, bots, seed, {"cards": "none"}, record=record)
+    return games / (time.process_time() - start)
 
 
-def bench_stratego(rule_set: str, games: int) -> dict[str, float]:
+def reference_blitz_rate(games: int) -> float:
+    start = time.process_time()
+    for seed in range(games):
+        play_blitz_game(4, seed)
+    return games / (time.process_time() - start)
+
+
+def bench_stratego(rule_set: str, games: int, record: bool = True) -> dict[str, float]:
     variants = REGISTRY.resolve_variants("stratego", [] if rule_set == "classic" else [rule_set])
     plies = 0
     start = time.process_time()
     for seed in range(games):
         bots = [REGISTRY.bot("stratego", "random").factory(s, seed * 100 + s) for s in (0, 1)]
-        rec = play_match(STRATEGO, bots, seed, variants=variants)
-        plies += len(rec.steps) - 2  # not the two setups
+        plies += play_match(STRATEGO, bots, seed, variants=variants, record=record).final_state.ply
     elapsed = time.process_time() - start
     return {"plies_s": plies / elapsed, "games_s": games / elapsed, "plies_game": plies / games}
 
@@ -164,6 +174,31 @@ def bench_stratego_reference(games: int) -> dict[str, float]:
     plies = sum(play_random_game(seed) for seed in range(games))
     elapsed = time.process_time() - start
     return {"plies_s": plies / elapsed, "games_s": games / elapsed, "plies_game": plies / games}
+
+
+def compare(
+    title: str, rounds: int, rate: Callable[[bool], float], reference: Callable[[], float]
+) -> None:
+    """The engine against the reference, in rounds: each round measures the same seeds
+    recorded (the normal mode), in the fast mode (``play_match(record=False)``: no events,
+    no replay) and on the reference, one after the other, and their ratios; then the
+    median ratios over the rounds."""
+    print(f"\n{title}")
+    print(f"{'round':>5} {'recorded':>9} {'fast':>9} {'reference':>9} {'ratio':>7} {'fast':>7}")
+    recorded, fast = [], []
+    for i in range(rounds):
+        normal, quick, ref = rate(True), rate(False), reference()
+        recorded.append(normal / ref)
+        fast.append(quick / ref)
+        print(
+            f"{i + 1:>5} {normal:>9.1f} {quick:>9.1f} {ref:>9.1f} "
+            f"{recorded[-1]:>6.2f}x {fast[-1]:>6.2f}x",
+            flush=True,
+        )
+    print(
+        f"median ratio to the reference: recorded {statistics.median(recorded):.2f}x, "
+        f"fast {statistics.median(fast):.2f}x"
+    )
 
 
 def main() -> None:
@@ -187,49 +222,47 @@ def main_risk(quick: bool) -> None:
         f"{'bot':7} {'players':>7} {'cards':>11} {'games/s':>9} {'turns/s':>9} "
         f"{'decisions/s':>12} {'turns/game':>10} {'replay KB':>9} {'gz KB':>7}"
     )
-    results = {}
     for bot, games in (("blitz", blitz_games), ("random", random_games)):
         for players in (3, 4, 6):
             for cards in ("progressive", "none"):
                 repeats = 3 if bot == "blitz" and not quick else 1
                 r = bench_games(bot, players, cards, games, repeats)
-                results[(bot, players, cards)] = r
                 print(
                     f"{bot:7} {players:>7} {cards:>11} {r['games_s']:>9.1f} "
                     f"{r['turns_s']:>9.0f} {r['decisions_s']:>12.0f} {r['turns_game']:>10.1f} "
                     f"{r['replay_kb']:>9.1f} {r['replay_gz_kb']:>7.1f}",
                     flush=True,
                 )
-    clone_us = bench_clone(2000 if quick else 50_000)
-    print(f"\nclone(): {clone_us:.1f} µs per call (4 players, mid-game)")
-
-    reference = bench_reference(blitz_games, 1 if quick else 3)
-    ours = results[("blitz", 4, "none")]["games_s"]
-    print(f"\nreference textbook engine, blitz, 4 players, no cards: {reference:.1f} games/s")
+    clone_us, drawn_us = bench_clone(2000 if quick else 50_000)
     print(
-        f"arena engine,             blitz, 4 players, no cards: {ours:.1f} games/s "
-        f"(ratio {ours / reference:.2f}x the reference; target 170 games/s)"
+        f"\nclone(): {clone_us:.1f} µs per call (4 players, mid-game; target at most 5 µs); "
+        f"{drawn_us:.1f} µs with the clone's first draw"
+    )
+    games = 4 if quick else 100
+    compare(
+        f"blitz, 4 players, no cards, {games} games a round: games/s (target: at least 0.8x)",
+        1 if quick else 5,
+        lambda record: blitz_rate(games, record),
+        lambda: reference_blitz_rate(games),
     )
 
 
 def main_stratego(quick: bool) -> None:
     games = 3 if quick else 60
     print(f"\n{'stratego':9} {'plies/s':>9} {'games/s':>8} {'plies/game':>10}")
-    figures = {}
     for rule_set in ("classic", "isf", "barrage"):
-        r = figures[rule_set] = bench_stratego(rule_set, games)
+        r = bench_stratego(rule_set, games)
         print(
             f"{rule_set:9} {r['plies_s']:>9.0f} {r['games_s']:>8.1f} {r['plies_game']:>10.0f}",
             flush=True,
         )
-    ref = bench_stratego_reference(games)
-    print(
-        f"{'reference':9} {ref['plies_s']:>9.0f} {ref['games_s']:>8.1f} "
-        f"{ref['plies_game']:>10.0f}  (textbook classic engine, same run)"
-    )
-    print(
-        f"classic: {figures['classic']['plies_s'] / ref['plies_s']:.2f}x the reference's "
-        "plies/s (target 23,000 plies/s)"
+    games = 3 if quick else 30
+    compare(
+        f"stratego classic, random against random, {games} games a round: plies/s "
+        "(target: at least 1.5x)",
+        1 if quick else 5,
+        lambda record: bench_stratego("classic", games, record)["plies_s"],
+        lambda: bench_stratego_reference(games)["plies_s"],
     )
 
 
