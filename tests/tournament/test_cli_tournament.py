@@ -213,7 +213,7 @@ def test_an_unknown_bot_exits_2_with_a_clear_message_and_writes_no_tournament(tm
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr == (
         "arena: error: no registered bot and no risk house bot named 'nobody' (house bots of "
-        "risk: aggressive, blitz, defensive, random; registered: `arena bots list`)\n"
+        "risk: aggressive, blitz, defensive, random, search; registered: `arena bots list`)\n"
     )
     assert proc.stdout == ""
     store = Store(db)
