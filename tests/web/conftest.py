@@ -263,3 +263,19 @@ def screenshots(tmp_path: Path) -> Path:
     folder = Path(os.environ.get("ARENA_SCREENSHOTS") or tmp_path / "screenshots")
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+def replay_states(record: Any) -> list[Any]:
+    """The engine's state after each step of a match record (item i: after i steps), as
+    clones."""
+    from arena.plugins import load_registry
+
+    registry = load_registry()
+    game = registry.game(record.game)
+    variants = registry.resolve_variants(record.game, record.variants)
+    state = game.new_state(record.num_players, record.seed, record.options, variants)
+    out = [state.clone()]
+    for seat, action, _events in record.steps:
+        state.apply(seat, action)
+        out.append(state.clone())
+    return out

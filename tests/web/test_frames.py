@@ -17,6 +17,8 @@ from arena.games.risk.odds import attack_odds
 from arena.plugins import load_registry
 from arena.web import frames
 
+from .conftest import replay_states
+
 REGISTRY = load_registry()
 
 #: (game, bots, options, variants): Risk with cards, each Risk variant, odd options,
@@ -52,14 +54,7 @@ def played(request: pytest.FixtureRequest) -> tuple[str, MatchRecord]:
 
 def states(record: MatchRecord) -> list[Any]:
     """The engine's state after each step (frame i: after i steps), as clones."""
-    game = REGISTRY.game(record.game)
-    variants = REGISTRY.resolve_variants(record.game, record.variants)
-    state = game.new_state(record.num_players, record.seed, record.options, variants)
-    out = [state.clone()]
-    for seat, action, _events in record.steps:
-        state.apply(seat, action)
-        out.append(state.clone())
-    return out
+    return replay_states(record)
 
 
 def view_at(doc: dict[str, Any], index: int) -> dict[str, Any]:

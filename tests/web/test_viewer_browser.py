@@ -15,12 +15,9 @@ import pytest
 
 from arena.engine.replay import from_json
 from arena.games.stratego.pieces import NAMES
-from arena.plugins import load_registry
 from arena.store import Store
 
-from .conftest import ViewerStore, web_app
-
-REGISTRY = load_registry()
+from .conftest import ViewerStore, replay_states, web_app
 
 
 @pytest.fixture(scope="module")
@@ -36,14 +33,8 @@ def states(db: Path, match_id: str) -> list[Any]:
         record = from_json(orjson.loads(store.replay(match_id)))
     finally:
         store.close()
-    game = REGISTRY.game(record.game)
-    variants = REGISTRY.resolve_variants(record.game, record.variants)
-    state = game.new_state(record.num_players, record.seed, record.options, variants)
-    out = [state.clone()]
-    for seat, action, _events in record.steps:
-        state.apply(seat, action)
-        out.append(state.clone())
-    assert state.terminal
+    out = replay_states(record)
+    assert out[-1].terminal
     return out
 
 
