@@ -115,10 +115,8 @@ RAW = """async (url) => {
 def bench_viewer(quick: bool) -> None:
     import random
 
-    from playwright.sync_api import sync_playwright
-
+    from arena.web.browser import chromium, serve
     from benchmarks.protocol import cpu_s
-    from tests.web.conftest import CHROMIUM, CHROMIUM_ARGS, web_app
 
     start = time.perf_counter()
     text = longest_replay(2 if quick else 12)
@@ -130,8 +128,7 @@ def bench_viewer(quick: bool) -> None:
     with tempfile.TemporaryDirectory() as work:
         db = Path(work) / "viewer.db"
         match_id = store_replay(db, text)
-        with web_app(db) as base, sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        with serve(db) as base, chromium() as browser:
             page = browser.new_page(viewport={"width": 1280, "height": 1000})
             url = f"{base}/matches/{match_id}"
             loads, server_cpu = [], []
@@ -150,7 +147,6 @@ def bench_viewer(quick: bool) -> None:
             jumps = page.evaluate(JUMP, [rng.randrange(frames) for _ in range(count)])
             first = rng.randrange(frames - count - 1)
             nexts = page.evaluate(JUMP, list(range(first, first + count)))
-            browser.close()
     cold, warm = loads[0], statistics.median(loads[1:])
     print(f"    {frames - 1} steps, {frames} frames (a keyframe every 50)")
     print(
@@ -295,7 +291,7 @@ def run_match(
 
 def bench_live(quick: bool, rounds: int) -> None:
     from benchmarks.protocol import RefereeProcess
-    from tests.web.conftest import web_app
+    from arena.web.browser import serve
 
     turns = 60 if quick else 200
     print(
@@ -308,7 +304,7 @@ def bench_live(quick: bool, rounds: int) -> None:
         try:
             names = [ref.bot(f"random-{i}") for i in range(3)]
             ref.wait_connected(names)
-            with web_app(Path(work) / "bench.db", "--referee", ref.address) as base:
+            with serve(Path(work) / "bench.db", "--referee", ref.address) as base:
                 for _ in range(rounds):
                     for watched in (False, True):
                         runs[watched].append(run_match(ref, names, turns, base, watched))
