@@ -84,7 +84,11 @@ class LiveMatch:
     state: State | None = None
     status: str = "running"
     done: asyncio.Event = field(default_factory=asyncio.Event)
+    #: WatchMatch streams that get every step with its position
     spectators: list[asyncio.Queue[Any]] = field(default_factory=list)
+    #: WatchMatch streams that asked for batches: every step's events, and the position
+    #: once a batch (the stream adds it as the batch goes out: ``spectator_view``)
+    batch_spectators: list[asyncio.Queue[Any]] = field(default_factory=list)
     #: the id of the last request sent (random: see ``new_request_id``)
     _last_request: int = 0
     #: the steps of the replay, each as its JSON text: strings are not tracked by the
@@ -135,7 +139,7 @@ class LiveMatch:
                         continue
                     action, events = turn
                 self._steps.append(to_json_text([seat_index, action, events]))
-                self._broadcast(events)
+                self._broadcast(events, seat_index)
             self.record.result = state.result()
             self.status = "finished"
         except asyncio.CancelledError:
@@ -298,7 +302,7 @@ class LiveMatch:
         if events:
             forfeit = {"type": "forfeit", "why": why}
             self._steps.append(to_json_text([seat_index, forfeit, events]))
-            self._broadcast(events)
+            self._broadcast(events, seat_index)
 
     # --- telling everyone --------------------------------------------------------------
 
@@ -331,11 +335,14 @@ class LiveMatch:
             if seat.bot_id == bot_id and not seat.forfeit_why:
                 await self._announce(index, resumed=True)
 
-    def _broadcast(self, events: list[dict[str, Any]]) -> None:
+    def _broadcast(self, events: list[dict[str, Any]], seat: int | None = None) -> None:
         """Queue the step's events for each connected seat, as that seat may see them
         (they travel with its next decision, or its MatchEnded); spectators get them
-        at once, with the position as they may see it, even for a step without events.
-        An event every seat sees alike is encoded once."""
+        at once, even for a step without events (``seat``: whose step it was; None for
+        the events of the match's creation). An event every seat sees alike is encoded
+        once. The position goes with every step only to spectators that did not ask for
+        batches: making it (``State.spectator_view`` and its JSON) is most of a
+        spectator's cost, and here it delays the next decision."""
         game = self.game
         encoded: dict[int, str] = {}
 
@@ -346,8 +353,8 @@ class LiveMatch:
             return encoded[key]
 
         if events:
-            for index, seat in enumerate(self.seats):
-                if seat.bot_id is None:
+            for index, seat_ in enumerate(self.seats):
+                if seat_.bot_id is None:
                     continue
                 shown = [
                     text(e)
@@ -356,27 +363,47 @@ class LiveMatch:
                 ]
                 if shown:
                     self._unsent.setdefault(index, []).extend(shown)
-        if self.spectators:
+        if self.spectators or self.batch_spectators:
             shown = [
                 text(e) for event in events if (e := game.public_event(event, None)) is not None
             ]
-            message = self.spectator_message(shown)
-            for queue in self.spectators:
-                queue.put_nowait(message)
+            if self.batch_spectators:
+                step = pb.SpectatorMessage(
+                    events=pb.MatchEvents(
+                        match_id=self.match_id, events_json=shown, steps=len(self._steps), seat=seat
+                    )
+                )
+                for queue in self.batch_spectators:
+                    queue.put_nowait(step)
+            if self.spectators:
+                message = self.spectator_message(shown, seat)
+                for queue in self.spectators:
+                    queue.put_nowait(message)
 
-    def spectator_message(self, shown: list[str] | None = None) -> pb.SpectatorMessage:
-        """What spectators get after a step: its public events (``shown``, JSON texts)
-        and the position as a spectator may see it (``State.spectator_view``) after
-        ``steps`` steps. Without events: where the match stands, for a new watcher."""
-        assert self.state is not None
+    def spectator_message(
+        self, shown: list[str] | None = None, seat: int | None = None
+    ) -> pb.SpectatorMessage:
+        """What spectators get after a step: its public events (``shown``, JSON texts),
+        whose step it was (``seat``) and the position as a spectator may see it
+        (``State.spectator_view``) after ``steps`` steps. Without events: where the
+        match stands, for a new watcher."""
         return pb.SpectatorMessage(
             events=pb.MatchEvents(
                 match_id=self.match_id,
                 events_json=shown or (),
-                view_json=to_json_text(self.state.spectator_view()),
+                view_json=self.spectator_view(),
                 steps=len(self._steps),
+                seat=seat,
             )
         )
+
+    def steps_played(self) -> int:
+        return len(self._steps)
+
+    def spectator_view(self) -> str:
+        """The position now as a spectator may see it (JSON: public facts only)."""
+        assert self.state is not None
+        return to_json_text(self.state.spectator_view())
 
     def result_message(self) -> pb.Result:
         result = self.record.result
@@ -442,7 +469,7 @@ class LiveMatch:
                     )
                 )
         info = self.info()
-        for queue in self.spectators:
+        for queue in self.spectators + self.batch_spectators:
             queue.put_nowait(pb.SpectatorMessage(finished=info))
             queue.put_nowait(None)
         try:

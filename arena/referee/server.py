@@ -801,7 +801,8 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             yield pb.SpectatorMessage(finished=info)
             return
         queue: asyncio.Queue[Any] = asyncio.Queue()
-        match.spectators.append(queue)
+        watchers = match.batch_spectators if request.batches else match.spectators
+        watchers.append(queue)
         if match.state is not None:  # where it stands; every later step follows in order
             queue.put_nowait(match.spectator_message())
         held: Any = _NOTHING  # a message taken from the queue after a batch, sent next
@@ -821,6 +822,12 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
                             break
                         steps.append(following.events)
                     message = pb.SpectatorMessage(batch=pb.SpectatorBatch(steps=steps))
+                    last = message.batch.steps[-1]
+                    # the position once a batch: every step played is in this batch (the
+                    # match queues each as it is played, and nothing ran since the queue
+                    # was emptied), so the state is the position after the last of them
+                    if not last.view_json and last.steps == match.steps_played():
+                        last.view_json = match.spectator_view()
                 if message.HasField("finished") and not self._replay_visible(
                     request.match_id, context
                 ):
@@ -831,7 +838,7 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
                     message = pb.SpectatorMessage(finished=info)
                 yield message
         finally:
-            match.spectators.remove(queue)
+            watchers.remove(queue)
 
 
 def tournament_info(store: Store, row: TournamentRow, standings: bool = False) -> pb.TournamentInfo:

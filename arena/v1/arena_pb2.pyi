@@ -160,16 +160,18 @@ class ActionRejected(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., request_id: _Optional[int] = ..., reason: _Optional[str] = ..., allowed: _Optional[str] = ..., strikes: _Optional[int] = ...) -> None: ...
 
 class MatchEvents(_message.Message):
-    __slots__ = ("match_id", "events_json", "view_json", "steps")
+    __slots__ = ("match_id", "events_json", "view_json", "steps", "seat")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     EVENTS_JSON_FIELD_NUMBER: _ClassVar[int]
     VIEW_JSON_FIELD_NUMBER: _ClassVar[int]
     STEPS_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     events_json: _containers.RepeatedScalarFieldContainer[str]
     view_json: str
     steps: int
-    def __init__(self, match_id: _Optional[str] = ..., events_json: _Optional[_Iterable[str]] = ..., view_json: _Optional[str] = ..., steps: _Optional[int] = ...) -> None: ...
+    seat: int
+    def __init__(self, match_id: _Optional[str] = ..., events_json: _Optional[_Iterable[str]] = ..., view_json: _Optional[str] = ..., steps: _Optional[int] = ..., seat: _Optional[int] = ...) -> None: ...
 
 class MatchEnded(_message.Message):
     __slots__ = ("match_id", "result", "seat", "events_json")

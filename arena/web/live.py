@@ -1,13 +1,18 @@
 """The live view: a running match's frames, pushed to browsers as server-sent events.
 
-The referee's ``WatchMatch`` stream gives, after each step, its public events and the
-position as a spectator may see it (``State.spectator_view``), and first where the
-match stands. One :class:`Feed` per watched match reads that stream once for every
-browser watching it and turns it into frames (:mod:`arena.web.frames`: the same
-deltas, and for Risk the odds a battle had when it began). Every :data:`SEND_EVERY`
+The referee's ``WatchMatch`` stream, asked for batches, gives every step's public
+events (and whose step it was), with the position as a spectator may see it
+(``State.spectator_view``) after the last step of each batch (the steps of 100 ms), and
+first where the match stands. One :class:`Feed` per watched match reads that stream once
+for every browser watching it and turns it into frames (:mod:`arena.web.frames`: the
+same deltas), one per position the referee gave: a slow match's frame is one step, a
+fast match's the steps of a batch, each of which its log still lists. A Risk battle
+carries the odds it had when it began (:class:`~arena.web.frames.RiskOdds`) when its
+step is the first after a frame: the armies are known then; a battle inside a batch
+has none (its armies changed where the web could not see). Every :data:`SEND_EVERY`
 seconds the frames made since are encoded once, as one ``frames`` event, and queued for
 every browser watching (:meth:`LiveHub.stream`): a fast match costs the web one
-encoding and a write per browser per interval, not per step.
+encoding and a write per browser per interval, and a frame per batch, not per step.
 
 Everything sent comes from the referee's spectator messages (only public facts), the
 match's players and the map's names.
@@ -41,19 +46,22 @@ def _event(kind: str, text: str) -> bytes:
 
 @dataclass
 class Part:
-    """One frame as JSON texts: its keyframe (every KEYFRAME_EVERY frames), its delta,
-    its log entry; joined with others into one ``frames`` event."""
+    """One frame as JSON texts: its keyframe (every KEYFRAME_EVERY frames), its delta, the
+    log of the steps it covers (one ``[seat, events]`` each) and its step; joined with
+    others into one ``frames`` event."""
 
     keyframe: str | None
     delta: str
     log: str
+    step: int
 
 
 def _join(parts: list[Part]) -> str:
     keyframes = ",".join(p.keyframe for p in parts if p.keyframe is not None)
     deltas = ",".join(p.delta for p in parts)
     logs = ",".join(p.log for p in parts)
-    return f'{{"keyframes":[{keyframes}],"deltas":[{deltas}],"log":[{logs}]}}'
+    steps = ",".join(str(p.step) for p in parts)
+    return f'{{"keyframes":[{keyframes}],"deltas":[{deltas}],"steps":[{steps}],"log":[{logs}]}}'
 
 
 @dataclass
@@ -70,7 +78,11 @@ class Feed:
     #: how many of ``parts`` the watchers have been sent (the rest go at the next tick)
     sent: int = 0
     base: int | None = None
+    #: the position of the last frame
     last: dict[str, Any] | None = None
+    #: the log entries (JSON texts) of the steps since the last frame: they go with the
+    #: next one (the referee gives a batch's position after its last step only)
+    pending: list[str] = field(default_factory=list)
     ended: str | None = None  # the end event's JSON, once the match has ended
     problem: str | None = None
     ready: asyncio.Event = field(default_factory=asyncio.Event)
@@ -130,29 +142,37 @@ class Feed:
                 queue.put_nowait(event)
 
     def _add(self, message: Any) -> None:
-        events = [orjson.loads(text) for text in message.events_json]
-        view = orjson.loads(message.view_json) if message.view_json else None
-        if view is None:
-            return
-        if self.base is None or self.last is None:  # where watching begins
+        """One step (a MatchEvents): its log entry; a frame if it comes with its position
+        (the last step of a referee's batch, or where watching begins)."""
+        seat = message.seat if message.HasField("seat") else None
+        texts = message.events_json
+        if self.base is None:  # where watching begins: a frame whatever its step
+            if not message.view_json:
+                return
             self.base = message.steps
-            seen = self.odds.annotate(events) if self.odds else events
-            part = Part(orjson.dumps(view).decode(), "{}", orjson.dumps([None, seen]).decode())
-        else:
-            index = message.steps - self.base
-            if self.odds is not None:
-                self.odds.before_step(self.last, None)
-            seen = self.odds.annotate(events) if self.odds else events
-            keyframe = orjson.dumps(view).decode() if index % frames.KEYFRAME_EVERY == 0 else None
-            # the seat that acted: the one whose decision it was
-            entry = [self.last.get("player"), seen]
-            part = Part(
-                keyframe,
-                orjson.dumps(frames.delta(self.last, view)).decode(),
-                orjson.dumps(entry).decode(),
-            )
+        odds = self.odds
+        # the position before this step is known when it follows a frame
+        known = self.last is not None and not self.pending
+        if odds is not None:
+            if known:
+                odds.before_step(self.last, None)  # type: ignore[arg-type]
+            else:  # armies the web may not have seen change: no odds until a frame
+                odds.armies = None
+        if odds is not None and known and texts:
+            seen = odds.annotate([orjson.loads(text) for text in texts])
+            self.pending.append(orjson.dumps([seat, seen]).decode())
+        else:  # the events as the referee wrote them (JSON): nothing to add
+            self.pending.append(f"[{'null' if seat is None else seat},[{','.join(texts)}]]")
+        if not message.view_json:
+            return
+        view = orjson.loads(message.view_json)
+        index = len(self.parts)
+        keyframe = message.view_json if index % frames.KEYFRAME_EVERY == 0 else None
+        change = "{}" if self.last is None else orjson.dumps(frames.delta(self.last, view)).decode()
+        log = f"[{','.join(self.pending)}]"
+        self.parts.append(Part(keyframe, change, log, message.steps))
+        self.pending = []
         self.last = view
-        self.parts.append(part)
         self.ready.set()
 
     def _end(self, end: dict[str, Any]) -> None:

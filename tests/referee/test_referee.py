@@ -487,7 +487,9 @@ class Spectator:
     ) -> None:
         self.raws: list[bytes] = []
         self.events: list[dict[str, Any]] = []
-        self.views: list[tuple[int, str]] = []
+        #: every step shown: (steps played, the view's JSON or "", whose step it was or
+        #: None, whether it was the last of its message)
+        self.views: list[tuple[int, str, int | None, bool]] = []
         self.arrived: list[float] = []
         self.finished: pb.MatchInfo | None = None
         self.status: grpc.StatusCode | None = None
@@ -497,6 +499,7 @@ class Spectator:
             response_deserializer=None,
         )
         self.batches_received = 0
+        self.batches = batches
         request = pb.WatchMatchRequest(match_id=match_id, batches=batches)
         self.call = watch(request, timeout=timeout)
         self.thread = threading.Thread(target=self._read, daemon=True)
@@ -511,8 +514,9 @@ class Spectator:
                 kind = message.WhichOneof("kind")
                 steps = [message.events] if kind == "events" else list(message.batch.steps)
                 self.batches_received += kind == "batch"
-                for step in steps:
-                    self.views.append((step.steps, step.view_json))
+                for index, step in enumerate(steps, start=1):
+                    seat = step.seat if step.HasField("seat") else None
+                    self.views.append((step.steps, step.view_json, seat, index == len(steps)))
                     events = [json.loads(text) for text in step.events_json]
                     self.events.extend(events)
                     self.arrived.extend([now] * len(events))
@@ -1299,17 +1303,32 @@ def audit(
 
 
 def view_problems(
-    rec: MatchRecord, views: list[tuple[int, str]], stats: dict[str, int]
+    rec: MatchRecord,
+    views: list[tuple[int, str, int | None, bool]],
+    stats: dict[str, int],
+    batches: bool = False,
 ) -> list[str]:
-    """The positions a spectator was shown, as serialized: after every step from where
-    it began watching, each the engine's spectator view then (public facts only: see
-    tests/web/test_frames.py), nothing else."""
+    """The steps and positions a spectator was shown, as serialized: every step from
+    where it began watching, with whose step it was, and the position after it (with
+    ``batches``: after the last step of each batch, and where watching began), each
+    the engine's spectator view then (public facts only: see tests/web/test_frames.py),
+    nothing else."""
     problems = []
     if not views:
         return ["the spectator was shown no position"]
-    steps = [n for n, _ in views]
+    steps = [n for n, *_ in views]
     if steps != list(range(steps[0], len(rec.steps) + 1)):
-        problems.append(f"the positions shown skip or repeat steps: {steps[:5]}...")
+        problems.append(f"the steps shown skip or repeat steps: {steps[:5]}...")
+    if views[0][2] is not None:
+        problems.append("where watching began is not a step of any seat")
+    for number, _view, seat, _last in views[1:]:
+        if seat != rec.steps[number - 1][0]:
+            problems.append(f"step {number} is said to be seat {seat}'s")
+    for index, (number, view, _seat, last) in enumerate(views):
+        # a batch gives the position after its last step only: made once a batch
+        expected = index == 0 or last or not batches
+        if bool(view) != expected:
+            problems.append(f"step {number}: a position {'missing' if expected else 'sent'}")
     state = new_state(rec)
     truth = [json.dumps(state.spectator_view())]
     for seat, action, _events in rec.steps:
@@ -1318,10 +1337,10 @@ def view_problems(
         else:
             state.apply(seat, action)
         truth.append(json.dumps(state.spectator_view()))
-    for number, text in views:
-        if json.loads(text) != json.loads(truth[number]):
+    for number, text, _seat, _last in views:
+        if text and json.loads(text) != json.loads(truth[number]):
             problems.append(f"the position shown after step {number} is not the spectator view")
-        stats["spectator views checked"] += 1
+        stats["spectator views checked"] += bool(text)
     return problems
 
 
@@ -1417,7 +1436,9 @@ def test_hidden_information_audit_of_serialized_messages_to_bots_and_spectators(
         events[None] = spectator.events
         label = f"{rec.game} {'+'.join(rec.variants) or 'classic'} {match_id[:8]}"
         problems += [f"{label}: {p}" for p in audit(rec, requests, events, stats)]
-        problems += [f"{label}: {p}" for p in view_problems(rec, spectator.views, stats)]
+        problems += [
+            f"{label}: {p}" for p in view_problems(rec, spectator.views, stats, spectator.batches)
+        ]
         assert spectator.finished is not None and spectator.finished.status == "finished"
         assert spectator.finished.replay_json  # the whole replay, once it has ended
         stats[f"matches {rec.game}"] += 1

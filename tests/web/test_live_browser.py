@@ -95,26 +95,32 @@ def process(stack: ExitStack, args: list[str], out: Path) -> subprocess.Popen:
     return child
 
 
+def referee_process(stack: ExitStack, tmp_path: Path) -> tuple[str, Path, Any]:
+    """An `arena referee` process on its own store, stopped with ``stack``: its address,
+    its store and a stub on it."""
+    db = tmp_path / "arena.db"
+    out = tmp_path / "referee.out"
+    args = ["referee", "--host", "127.0.0.1", "--port", "0", "--db", str(db)]
+    child = process(stack, [sys.executable, "-m", "arena.cli", *args], out)
+
+    def listening() -> str | None:
+        assert child.poll() is None, out.read_text()
+        found = re.search(r"referee listening on (\S+:\d+)", out.read_text())
+        return found.group(1) if found else None
+
+    address = wait_until(listening, 60, "the referee")
+    channel = stack.enter_context(grpc.insecure_channel(address))
+    return address, db, pb_grpc.ArenaServiceStub(channel)
+
+
 @pytest.fixture
 def referee(tmp_path: Path) -> Iterator[tuple[str, Path, Any]]:
     """An `arena referee` process on its own store, and three slow bots connected."""
-    db = tmp_path / "arena.db"
     bot = tmp_path / "slow.py"
     bot.write_text(SLOW_BOT)
     with ExitStack() as stack:
-        out = tmp_path / "referee.out"
+        address, db, stub = referee_process(stack, tmp_path)
         arena = [sys.executable, "-m", "arena.cli"]
-        args = ["referee", "--host", "127.0.0.1", "--port", "0", "--db", str(db)]
-        child = process(stack, arena + args, out)
-
-        def listening() -> str | None:
-            assert child.poll() is None, out.read_text()
-            found = re.search(r"referee listening on (\S+:\d+)", out.read_text())
-            return found.group(1) if found else None
-
-        address = wait_until(listening, 60, "the referee")
-        channel = stack.enter_context(grpc.insecure_channel(address))
-        stub = pb_grpc.ArenaServiceStub(channel)
         names = ["slow-a", "slow-b", "slow-c"]
         for name in names:
             run = ["bot", "run", str(bot), "--referee", address, "--register-as", name]
@@ -128,16 +134,19 @@ def referee(tmp_path: Path) -> Iterator[tuple[str, Path, Any]]:
         yield address, db, stub
 
 
-def received_frames(messages: list[tuple[str, str]]) -> tuple[int, list[dict[str, Any]], str]:
-    """The views the browser got, from its server-sent events: (the step of the first,
-    every view in order, how it ended)."""
+def received_frames(
+    messages: list[tuple[str, str]],
+) -> tuple[int, list[tuple[int, dict[str, Any]]], list[list[Any]], str]:
+    """What the browser got, from its server-sent events: (the step of the first frame,
+    every frame's step and view in order, the log's entry of every step from the first
+    frame's on, how it ended)."""
     start = json.loads(next(data for name, data in messages if name == "start"))
-    doc = {key: start[key] for key in ("keyframe_every", "keyframes", "deltas", "log")}
+    doc = {key: start[key] for key in ("keyframe_every", "keyframes", "deltas", "steps", "log")}
     ending = ""
     for name, data in messages:
         if name == "frames":
             part = json.loads(data)
-            for key in ("keyframes", "deltas", "log"):
+            for key in ("keyframes", "deltas", "steps", "log"):
                 doc[key] += part[key]
         elif name in ("end", "problem"):
             ending = name
@@ -147,8 +156,13 @@ def received_frames(messages: list[tuple[str, str]]) -> tuple[int, list[dict[str
             view = doc["keyframes"][index // doc["keyframe_every"]]
         else:
             view = frames.apply_delta(view, change)
-        views.append(view)
-    return start["base"], views, ending
+        views.append((doc["steps"][index], view))
+    # a frame's log: its steps since the frame before (the first frame: its own)
+    entries = []
+    for index, (step, log) in enumerate(zip(doc["steps"], doc["log"], strict=True)):
+        assert log and len(log) == (1 if index == 0 else step - doc["steps"][index - 1]), index
+        entries += log
+    return start["base"], views, entries, ending
 
 
 @pytest.mark.parametrize("kind", sorted(MATCHES))
@@ -200,9 +214,14 @@ def test_a_live_match_changes_on_the_page_and_its_bytes_hold_only_public_facts(
     finally:
         store.close()
     assert last == len(record.steps)  # the page followed the match to its end
-    step0, views, ending = received_frames(messages)
+    step0, views, entries, ending = received_frames(messages)
     assert ending == "end"
-    assert step0 + len(views) - 1 == len(record.steps)  # every step from where it began
+    assert views[0][0] == step0 and views[-1][0] == len(record.steps)  # to the end
+    assert step0 + len(entries) - 1 == len(record.steps)  # every step's log from there on
+    # whose step each was, as the replay has it
+    assert [seat for seat, _ in entries[1:]] == [seat for seat, *_ in record.steps[step0:]]
+    shown = dict(views)
+    assert len(shown) == len(views)  # each frame a later step
 
     # every frame received is the engine's spectator view at that step: public facts only
     game_ = REGISTRY.game(record.game)
@@ -214,9 +233,9 @@ def test_a_live_match_changes_on_the_page_and_its_bytes_hold_only_public_facts(
     )
     for index, (seat, action, _events) in enumerate(record.steps, start=1):
         state.apply(seat, action)
-        if index < step0:
+        if index not in shown:
             continue
-        view = views[index - step0]
+        view = shown[index]
         assert view == json.loads(json.dumps(state.spectator_view())), index
         if game == "stratego":  # a rank is shown only once both players have seen it
             for square, cell in enumerate(view["board"]):
@@ -227,6 +246,7 @@ def test_a_live_match_changes_on_the_page_and_its_bytes_hold_only_public_facts(
     assert str(record.seed) not in text
     assert '"hands"' not in text and '"mission_changed"' not in text
     for _name, data in messages:
-        for event in (e for entry in json.loads(data).get("log", []) for e in entry[1]):
+        log = json.loads(data).get("log", [])
+        for event in (e for frame in log for _seat, events in frame for e in events):
             assert not (event["e"] == "draw" and "card" in event)  # the card drawn: secret
             assert event["e"] != "setup"  # a Stratego setup reaches its own seat only

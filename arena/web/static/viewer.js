@@ -5,7 +5,10 @@
    Frames (docs/web.md, "The frame API"): frame i is the position after i steps.
    keyframes[k] is the whole view of frame k * keyframe_every; deltas[i] changes
    frame i - 1 into frame i; log[i] is [seat, events] of the step that led to it.
-   A live match's page gets the same frames, pushed as server-sent events. */
+   A live match's page gets frames pushed as server-sent events, where a frame may
+   cover several steps (the referee gives a fast match's position once a batch):
+   steps[i] is the step of frame i and log[i] lists [seat, events] of each step since
+   frame i - 1. */
 "use strict";
 
 window.ArenaViewer = window.ArenaViewer || { drawers: {} };
@@ -54,6 +57,7 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
       this.keyframes = doc.keyframes;
       this.deltas = doc.deltas;
       this.log = doc.log;
+      this.steps = doc.steps || null; // live only: the step of each frame
       this.current = null;
       this.currentIndex = -1;
     }
@@ -64,6 +68,28 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
       this.keyframes.push(...part.keyframes);
       this.deltas.push(...part.deltas);
       this.log.push(...part.log);
+      if (this.steps) this.steps.push(...part.steps);
+    }
+    stepOf(index) {
+      return this.steps ? this.steps[index] : this.base + index;
+    }
+    /* the frame showing the position after `step` (live: the last at or before it) */
+    frameOf(step) {
+      if (!this.steps) return step - this.base;
+      let index = 0;
+      while (index + 1 < this.steps.length && this.steps[index + 1] <= step) index++;
+      return index;
+    }
+    /* [step, seat, events] of each step that led to frame `index` */
+    entries(index) {
+      if (!this.steps) return [[this.base + index, ...(this.log[index] || [null, []])]];
+      const list = this.log[index] || [];
+      const first = this.steps[index] - list.length + 1;
+      return list.map(([seat, events], i) => [first + i, seat, events]);
+    }
+    /* [seat, events] of the last step that led to frame `index` (what the drawer marks) */
+    lastEntry(index) {
+      return this.steps ? (this.log[index] || []).at(-1) : this.log[index];
     }
     view(index) {
       const from = this.currentIndex;
@@ -90,39 +116,50 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
     index = Math.max(0, Math.min(frames.count - 1, index));
     shown = index;
     const view = frames.view(index);
-    drawer.draw(view, frames.log[index], context);
+    drawer.draw(view, frames.lastEntry(index), context);
     slider.max = String(frames.count - 1);
     slider.value = String(index);
-    counter.textContent = `step ${frames.base + index} of ${frames.base + frames.count - 1}`;
+    counter.textContent = counterText();
     drawLog(index);
-    root.dataset.step = String(frames.base + index);
+    root.dataset.step = String(frames.stepOf(index));
+  }
+
+  function counterText() {
+    return `step ${frames.stepOf(shown)} of ${frames.stepOf(frames.count - 1)}`;
   }
 
   function drawLog(index) {
     const items = [];
-    const first = Math.max(0, index - LOG_AROUND);
-    const last = Math.min(frames.count - 1, index + LOG_AROUND);
+    // the steps of the frames around, up to LOG_AROUND before and after the frame's own
+    const rows = [];
+    const firstFrame = Math.max(0, index - LOG_AROUND);
+    const lastFrame = Math.min(frames.count - 1, index + LOG_AROUND);
+    for (let i = firstFrame; i <= lastFrame; i++) {
+      for (const entry of frames.entries(i)) rows.push([i, ...entry]);
+    }
+    const at = rows.findLastIndex((row) => row[0] === index);
+    const own = rows.filter((row) => row[0] === index).length;
+    const from = Math.max(0, at - LOG_AROUND - Math.min(own - 1, LOG_AROUND));
     const element = (tag, className, ...content) => {
       const node = document.createElement(tag);
       node.className = className;
       node.append(...content);
       return node;
     };
-    for (let i = first; i <= last; i++) {
-      const [seat, events] = frames.log[i] || [null, []];
+    rows.slice(from, at + LOG_AROUND + 1).forEach(([i, step, seat, events], n) => {
       const lines = events.map((event) => element("div", "event", drawer.describe(event, context)));
       if (!lines.length) lines.push(element("div", "event muted", "(nothing public)"));
       const who = seat === null || seat === undefined ? "" : context.owners[seat].label;
       const item = element(
         "li",
         i === index ? "current" : "",
-        element("span", "step", String(frames.base + i)),
+        element("span", "step", String(step)),
         element("span", "who", who),
         element("div", "events", ...lines)
       );
-      if (i === index) item.setAttribute("aria-current", "step");
+      if (from + n === at) item.setAttribute("aria-current", "step");
       items.push(item);
-    }
+    });
     logList.replaceChildren(...items);
   }
 
@@ -186,7 +223,7 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
   window.ArenaViewer.show = (step) => {
     following = false;
     setPlaying(false);
-    show(step - (frames ? frames.base : 0));
+    show(frames ? frames.frameOf(step) : step);
   };
 
   function start(doc, at) {
@@ -232,7 +269,7 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
       if (following) show(frames.count - 1);
       else {
         slider.max = String(frames.count - 1);
-        counter.textContent = `step ${frames.base + shown} of ${frames.base + frames.count - 1}`;
+        counter.textContent = counterText();
       }
     });
     source.addEventListener("end", async (event) => {

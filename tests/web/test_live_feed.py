@@ -1,0 +1,103 @@
+"""The web's live feed (arena.web.live.Feed) on a real referee's WatchMatch stream of a
+fast match (house bots: many steps a batch): a frame per position the referee gave,
+each the engine's spectator view at its step; every step in the log, with whose step it
+was; a Risk battle's odds only where the web knew the armies it began with, and then
+right."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import ExitStack
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from arena.engine.replay import from_json
+from arena.games.risk.odds import attack_odds
+from arena.store import Store
+from arena.v1 import arena_pb2 as pb
+from arena.web import frames
+from arena.web.live import Feed
+
+from .test_live_browser import REGISTRY, referee_process
+
+
+@pytest.fixture
+def referee(tmp_path: Path) -> Iterator[tuple[str, Path, Any]]:
+    """An `arena referee` process on its own store (its matches: house bots)."""
+    with ExitStack() as stack:
+        yield referee_process(stack, tmp_path)
+
+
+def test_a_fast_match_makes_a_frame_a_batch_and_logs_every_step(
+    referee: tuple[str, Path, Any],
+) -> None:
+    address, db, stub = referee
+    request = pb.RunMatchRequest(
+        game="risk", players=["house:random"] * 3, options={"turn-limit": "150"}, wait=False
+    )
+    match_id = stub.RunMatch(request, timeout=30).match_id
+    feed = Feed(match_id, address, {"game": "risk", "players": [], "board": {}})
+    asyncio.run(feed.run())
+    assert feed.ended is not None and feed.problem is None, feed.problem
+    store = Store(str(db), create=False)
+    try:
+        record = from_json(orjson.loads(store.replay(match_id)))
+    finally:
+        store.close()
+
+    doc = orjson.loads(feed.start_event().split(b"data: ", 1)[1])
+    steps, deltas, log = doc["steps"], doc["deltas"], doc["log"]
+    assert steps[0] == doc["base"] and steps[-1] == len(record.steps)
+    assert all(a < b for a, b in pairwise(steps))
+    assert len(steps) < len(record.steps) / 5  # a fast match: many steps a frame
+    # every step's log entry from where watching began, whose step it was
+    entries = [entry for frame in log for entry in frame]
+    assert len(log[0]) == 1 and len(entries) == len(record.steps) - steps[0] + 1
+    assert [seat for seat, _ in entries[1:]] == [s for s, *_ in record.steps[steps[0] :]]
+    game = REGISTRY.game("risk")
+    public = [frames.public_events(game, events) for *_, events in record.steps]
+    assert [
+        [{k: v for k, v in e.items() if k != "odds"} for e in events] for _, events in entries[1:]
+    ] == orjson.loads(orjson.dumps(public[steps[0] :]))
+
+    # each frame is the engine's spectator view at its step; the views before each step
+    state = game.new_state(record.num_players, record.seed, record.options, [])
+    before: list[dict[str, Any]] = []
+    for seat, action, _events in record.steps:
+        before.append(orjson.loads(orjson.dumps(state.spectator_view())))
+        state.apply(seat, action)
+    before.append(orjson.loads(orjson.dumps(state.spectator_view())))
+    view: dict[str, Any] = {}
+    for index, change in enumerate(deltas):
+        if index % doc["keyframe_every"] == 0:
+            view = doc["keyframes"][index // doc["keyframe_every"]]
+        else:
+            view = frames.apply_delta(view, change)
+        assert view == before[steps[index]], index
+
+    # odds: for a battle in the first step after a frame, from that frame's armies
+    with_odds = without = 0
+    for index, frame in enumerate(log[1:], start=1):
+        for offset, (_seat, events) in enumerate(frame):
+            step = steps[index - 1] + offset + 1
+            for event in (e for e in events if e["e"] == "battle"):
+                if "odds" not in event:
+                    without += 1
+                    continue
+                assert offset == 0, step  # the armies are known only after a frame
+                armies = before[step - 1]["armies"]
+                odds = event["odds"]
+                assert (odds["armies"], odds["defenders"], odds["stop"]) == (
+                    armies[event["from"]],
+                    armies[event["to"]],
+                    None,
+                )
+                chance = attack_odds(odds["armies"], odds["defenders"], event["dice"], 1)
+                assert odds["capture"] == chance
+                with_odds += 1
+    assert with_odds > 0 and without > 0
