@@ -12,6 +12,9 @@ from typing import Any
 from arena.cli.args import db_option, port_number, positive_int, progress_options
 from arena.cli.console import tournament_display
 
+#: how long, once stopping, the web waits for the responses still being sent (seconds)
+GRACEFUL_S = 3
+
 
 def listen(host: str, port: int, option: str) -> socket.socket:
     """The web's listening socket, bound now: a port in use fails here, in one line naming
@@ -34,8 +37,11 @@ def serve(
 ) -> int:
     """Serve the web app (uvicorn) on the store, read-only, on ``listener`` (see
     :func:`listen`; port 0 takes a free port, and the URL names it) until interrupted;
-    first print ``say(url)``. Ctrl-C stops it cleanly: uvicorn shuts down, then raises
-    the interrupt again, which ``main`` turns into exit status 130 without a traceback."""
+    first print ``say(url)``. Ctrl-C stops it cleanly: the app ends its event streams
+    (live matches, tournaments), uvicorn shuts down, then raises the interrupt again,
+    which ``main`` turns into exit status 130 without a traceback. A response still
+    going after :data:`GRACEFUL_S` (a browser that stopped reading) is cancelled: one
+    Ctrl-C is enough."""
     import uvicorn
 
     from arena.web import create_app
@@ -44,7 +50,8 @@ def serve(
         app = create_app(db, referee=referee)  # a bad store fails here, in one line
         host, port = listener.getsockname()[:2]
         print(say(f"http://{host}:{port}"), flush=True)
-        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
+        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=GRACEFUL_S)
+        uvicorn.Server(config).run(sockets=[listener])
     return 0
 
 

@@ -6,6 +6,7 @@ can change it. Every page is complete without JavaScript; every asset is served 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
 from collections.abc import AsyncIterator
@@ -54,7 +55,12 @@ def create_app(db_url: str, referee: str | None = None, poll_s: float = progress
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        progress.end_streams_on_signal(stopping)
+        loop = asyncio.get_running_loop()
+        # the live streams wait on their matches: end them at once (from the loop: a
+        # signal handler may run in the middle of its work)
+        progress.end_streams_on_signal(
+            stopping, None if hub is None else lambda: loop.call_soon_threadsafe(hub.stop)
+        )
         warm = threading.Thread(target=_warm, args=(cache, stopping), name="warm", daemon=True)
         warm.start()
         yield

@@ -261,6 +261,15 @@ class LiveHub:
                     with contextlib.suppress(asyncio.CancelledError):
                         await feed.task
 
+    def stop(self) -> None:
+        """The server is stopping: end every browser's stream now (a ``problem`` event
+        says why), so that the server need not wait for the matches to end."""
+        for feed in self.feeds.values():
+            if feed.ended is None and feed.problem is None:
+                feed._stop("the web app is stopping")
+            if feed.task is not None:
+                feed.task.cancel()
+
     async def close(self) -> None:
         for feed in list(self.feeds.values()):
             if feed.task is not None:

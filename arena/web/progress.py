@@ -44,10 +44,14 @@ RETRY_MS = 1000
 LIVE = ("created", "running")
 
 
-def end_streams_on_signal(stopping: threading.Event) -> None:
-    """Set ``stopping`` when the process gets SIGINT or SIGTERM, then do what was done
-    before (uvicorn's handler: stop serving). Only the main thread can do this (a server
-    run by ``uvicorn.run`` starts its app there; a test client does not)."""
+def end_streams_on_signal(
+    stopping: threading.Event, then: Callable[[], None] | None = None
+) -> None:
+    """Set ``stopping`` when the process gets SIGINT or SIGTERM, call ``then`` (say, to
+    end the streams that wait on their own events), then do what was done before
+    (uvicorn's handler: stop serving, once every response has ended). Only the main
+    thread can do this (a server run by ``uvicorn.run`` starts its app there; a test
+    client does not)."""
     if threading.current_thread() is not threading.main_thread():
         return
     for number in (signal.SIGINT, signal.SIGTERM):
@@ -55,6 +59,8 @@ def end_streams_on_signal(stopping: threading.Event) -> None:
 
         def handler(signum: int, frame: Any, previous: Any = previous) -> None:
             stopping.set()
+            if then is not None:
+                then()
             if callable(previous):
                 previous(signum, frame)
             elif previous == signal.SIG_DFL and signum == signal.SIGINT:

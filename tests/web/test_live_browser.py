@@ -95,12 +95,12 @@ def process(stack: ExitStack, args: list[str], out: Path) -> subprocess.Popen:
     return child
 
 
-def referee_process(stack: ExitStack, tmp_path: Path) -> tuple[str, Path, Any]:
-    """An `arena referee` process on its own store, stopped with ``stack``: its address,
-    its store and a stub on it."""
+def referee_process(stack: ExitStack, tmp_path: Path, *extra: str) -> tuple[str, Path, Any]:
+    """An `arena referee` process on its own store (``extra``: more flags), stopped with
+    ``stack``: its address, its store and a stub on it."""
     db = tmp_path / "arena.db"
     out = tmp_path / "referee.out"
-    args = ["referee", "--host", "127.0.0.1", "--port", "0", "--db", str(db)]
+    args = ["referee", "--host", "127.0.0.1", "--port", "0", "--db", str(db), *extra]
     child = process(stack, [sys.executable, "-m", "arena.cli", *args], out)
 
     def listening() -> str | None:

@@ -2,11 +2,16 @@
 fast match (house bots: many steps a batch): a frame per position the referee gave,
 each the engine's spectator view at its step; every step in the log, with whose step it
 was; a Risk battle's odds only where the web knew the armies it began with, and then
-right."""
+right. And one Ctrl-C stops `arena web` while a live stream is open."""
 
 from __future__ import annotations
 
 import asyncio
+import http.client
+import re
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
 from itertools import pairwise
@@ -101,3 +106,42 @@ def test_a_fast_match_makes_a_frame_a_batch_and_logs_every_step(
                 assert odds["capture"] == chance
                 with_odds += 1
     assert with_odds > 0 and without > 0
+
+
+def test_one_ctrl_c_stops_the_web_while_a_live_stream_is_open(tmp_path: Path) -> None:
+    """`arena web --referee` with a browser's live stream of a match that goes on (a seat
+    whose bot never connects: the referee waits for it): one SIGINT ends the stream and
+    the process, quietly, with the status of an interrupted command."""
+    with ExitStack() as stack:
+        address, db, stub = referee_process(stack, tmp_path, "--grace", "300")
+        stub.RegisterBot(pb.RegisterBotRequest(name="absent"), timeout=30)
+        request = pb.RunMatchRequest(
+            game="risk", players=["house:random", "house:random", "absent"], wait=False
+        )
+        match_id = stub.RunMatch(request, timeout=30).match_id
+        more = ["--referee", address]
+        web = subprocess.Popen(
+            [sys.executable, "-m", "arena.cli", "web", "--db", str(db), "--port", "0", *more],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        stack.callback(web.kill)
+        assert web.stdout is not None
+        found = re.search(r"http://([\d.]+):(\d+)/", web.stdout.readline())
+        assert found, "arena web did not say where it serves"
+        connection = http.client.HTTPConnection(found.group(1), int(found.group(2)), timeout=60)
+        stack.callback(connection.close)
+        connection.request("GET", f"/api/matches/{match_id}/live")
+        answer = connection.getresponse()
+        assert answer.status == 200
+        received = b""
+        while b"event: start" not in received:  # the match is being watched
+            received += answer.read1(65536)
+        web.send_signal(signal.SIGINT)
+        out, err = web.communicate(timeout=15)  # a bound, not a speed: it hung before
+        while chunk := answer.read1(65536):
+            received += chunk
+    assert web.returncode == 130, err  # interrupted, as every arena command
+    assert "Traceback" not in err and out == "", err
+    assert b"event: problem" in received and b"the web app is stopping" in received
