@@ -167,9 +167,11 @@ class Feed:
             return
         view = orjson.loads(message.view_json)
         index = len(self.parts)
-        keyframe = message.view_json if index % frames.KEYFRAME_EVERY == 0 else None
+        keyframe = orjson.dumps(view).decode() if index % frames.KEYFRAME_EVERY == 0 else None
         change = "{}" if self.last is None else orjson.dumps(frames.delta(self.last, view)).decode()
         log = f"[{','.join(self.pending)}]"
+        if "\n" in log or "\r" in log:  # the referee's JSON spaced out: an event is one line
+            log = orjson.dumps(orjson.loads(log)).decode()
         self.parts.append(Part(keyframe, change, log, message.steps))
         self.pending = []
         self.last = view

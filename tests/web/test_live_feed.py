@@ -145,3 +145,17 @@ def test_one_ctrl_c_stops_the_web_while_a_live_stream_is_open(tmp_path: Path) ->
     assert web.returncode == 130, err  # interrupted, as every arena command
     assert "Traceback" not in err and out == "", err
     assert b"event: problem" in received and b"the web app is stopping" in received
+
+
+def test_json_spaced_over_lines_still_makes_one_line_an_event() -> None:
+    """The web passes the referee's event JSON on as it came, but an event's data is one
+    line: JSON spaced over lines (valid, from some other referee) is made compact."""
+    feed = Feed("m", "r", {"game": "stratego", "players": [], "board": {}})
+    feed._add(pb.MatchEvents(view_json='{\n"a": 1}', steps=3))
+    feed._add(pb.MatchEvents(events_json=['{"e":\n"x"}'], steps=4, seat=1))
+    feed._add(pb.MatchEvents(events_json=['{"e": "y"}'], view_json='{"a":\r\n2}', steps=5, seat=0))
+    kind, data, end = feed.start_event().decode().split("\n", 2)
+    assert kind == "event: start" and end == "\n"  # one line of data
+    doc = orjson.loads(data.removeprefix("data: "))
+    assert (doc["steps"], doc["keyframes"], doc["deltas"]) == ([3, 5], [{"a": 1}], [{}, {"a": 2}])
+    assert doc["log"] == [[[None, []]], [[1, [{"e": "x"}]], [0, [{"e": "y"}]]]]
