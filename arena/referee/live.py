@@ -353,8 +353,8 @@ class LiveMatch:
             return encoded[key]
 
         if events:
-            for index, seat_ in enumerate(self.seats):
-                if seat_.bot_id is None:
+            for index, player in enumerate(self.seats):
+                if player.bot_id is None:
                     continue
                 shown = [
                     text(e)
@@ -398,6 +398,7 @@ class LiveMatch:
         )
 
     def steps_played(self) -> int:
+        """How many steps have been played (the ``steps`` of the last MatchEvents)."""
         return len(self._steps)
 
     def spectator_view(self) -> str:
