@@ -290,8 +290,8 @@ def run_match(
 
 
 def bench_live(quick: bool, rounds: int) -> None:
-    from benchmarks.protocol import RefereeProcess
     from arena.web.browser import serve
+    from benchmarks.protocol import RefereeProcess
 
     turns = 60 if quick else 200
     print(

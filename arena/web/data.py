@@ -22,7 +22,7 @@ from arena.ratings import pairwise
 from arena.store import BotRow, MatchRow, SeatRow, Store, TournamentRow, variant_key
 from arena.store.db import as_utc
 from arena.tournament.leaderboard import board_title, compute
-from arena.web import progress, visibility
+from arena.web import frames, progress, visibility
 from arena.web.cache import Boards, board_row
 
 #: every status of a match but ``finished``
@@ -276,9 +276,26 @@ def event_log(store: Store, match_id: str, page: int, per_page: int = 200) -> di
     return _event_log_page(store, match_id, page, per_page)
 
 
+def replay_doc(store: Store, match_id: str) -> dict[str, Any]:
+    """The replay's JSON, parsed, if it may be shown (:class:`PermissionError` if not
+    yet). A long replay (4 MB) is a tree of a million lists and dicts: a caller that
+    reads it once and lets it go does so inside :func:`arena.web.frames.paused_gc`, or
+    the collector's passes over it as it is made cost more than the parsing (in the web
+    app's heap, 0.15 s a full pass) and it is scanned once more before it is freed."""
+    check_replay_shown(store, match_id)
+    text = store.replay(match_id)
+    if text is None:
+        raise NotFound(f"match {match_id} has no stored replay")
+    return orjson.loads(text)
+
+
 @functools.lru_cache(maxsize=64)
 def _event_log_page(store: Store, match_id: str, page: int, per_page: int) -> dict[str, Any]:
-    replay = orjson.loads(replay_text(store, match_id))
+    with frames.paused_gc():  # the replay, read and let go (replay_doc)
+        return _log_rows(replay_doc(store, match_id), match_id, page, per_page)
+
+
+def _log_rows(replay: dict[str, Any], match_id: str, page: int, per_page: int) -> dict[str, Any]:
     players = replay.get("players", [])
     steps = replay.get("steps", [])
     first = 1 if replay.get("initial_events") else 0  # the setup's events make a row
