@@ -10,8 +10,11 @@ Secrets follow :mod:`arena.web.visibility`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import threading
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -278,15 +281,40 @@ def event_log(store: Store, match_id: str, page: int, per_page: int = 200) -> di
 
 def replay_doc(store: Store, match_id: str) -> dict[str, Any]:
     """The replay's JSON, parsed, if it may be shown (:class:`PermissionError` if not
-    yet). A long replay (4 MB) is a tree of a million lists and dicts: a caller that
-    reads it once and lets it go does so inside :func:`arena.web.frames.paused_gc`, or
-    the collector's passes over it as it is made cost more than the parsing (in the web
-    app's heap, 0.15 s a full pass) and it is scanned once more before it is freed."""
+    yet); read-only (inside :func:`one_replay_read` it is shared). A long replay (4 MB)
+    is a tree of a million lists and dicts: a caller that reads it once and lets it go
+    does so inside :func:`arena.web.frames.paused_gc`, or the collector's passes over it
+    as it is made cost as much as the parsing, and it is walked again before it is
+    freed."""
     check_replay_shown(store, match_id)
+    shared: dict[str, dict[str, Any]] | None = getattr(_reading, "docs", None)
+    if shared is not None and match_id in shared:
+        return shared[match_id]
     text = store.replay(match_id)
     if text is None:
         raise NotFound(f"match {match_id} has no stored replay")
-    return orjson.loads(text)
+    doc = orjson.loads(text)
+    if shared is not None:
+        shared[match_id] = doc
+    return doc
+
+
+#: the replays parsed in this thread's :func:`one_replay_read` block, by match id
+_reading = threading.local()
+
+
+@contextlib.contextmanager
+def one_replay_read() -> Iterator[None]:
+    """Meanwhile, in this thread, :func:`replay_doc` parses a replay once and hands the
+    same tree to every caller (the match page reads it for its event log and for its
+    viewer's frames: 0.06 s each for a long one), the garbage collector off; the trees
+    are let go at the end, before the collector is back on."""
+    with frames.paused_gc():
+        _reading.docs = {}
+        try:
+            yield
+        finally:
+            _reading.docs = None
 
 
 @functools.lru_cache(maxsize=64)

@@ -184,8 +184,8 @@ def _from_replay(record: MatchRecord, registry: Any, reveal: bool) -> dict[str, 
         try:
             if action.get("type") == "forfeit":
                 state.forfeit(seat)
-            else:
-                state.apply(seat, action)
+            else:  # the events shown are the replay's: the engine need not make them
+                state.simulate(seat, action)
         except (IllegalAction, KeyError, TypeError, ValueError) as exc:
             raise ValueError(
                 f"step {index} does not replay under this arena's rules ({exc}): "

@@ -1219,15 +1219,17 @@ _HANDLERS: dict[str, Callable[[RiskState, Action, list[Event]], None]] = {
 }
 
 
-def _changed(out: dict[str, Any], key: str, old: list[Any], new: list[Any]) -> None:
+def _changed(out: dict[str, Any], key: str, old: list[Any], new: list[Any]) -> list[int]:
     """Put in ``out`` what changed from list ``old`` to ``new`` (not equal), as
     ``arena.web.frames.delta`` does: the items that changed, if the lengths are the
-    same and fewer than half of them changed, else the whole list."""
+    same and fewer than half of them changed, else the whole list. The indices that
+    changed."""
     changed = list(compress(range(len(new)), map(ne, old, new)))
     if len(old) == len(new) and 2 * len(changed) < len(new):
         out["~" + key] = [[i, new[i]] for i in changed]
     else:
         out[key] = new
+    return changed
 
 
 class SpectatorTracker:
@@ -1255,59 +1257,67 @@ class SpectatorTracker:
         """What changed since the last call (or since the tracker was made); ``view``
         becomes the view now (a new dict: the last one is left as it was)."""
         state, before = self.state, self.view
-        view = dict(before)
+        view = before.copy()
         out: dict[str, Any] = {}
-        for key, value in (
-            ("phase", state._phase_name()),
-            ("player", state.player),
-            ("turn", state.turn),
-            ("round", state.round),
-        ):
-            if before[key] != value:
-                view[key] = out[key] = value
+        # the keys in the order of spectator_view's, as delta gives them
+        value: Any = state._phase_name()
+        if value != before["phase"]:
+            view["phase"] = out["phase"] = value
+        if state.player != before["player"]:
+            view["player"] = out["player"] = state.player
+        if state.turn != before["turn"]:
+            view["turn"] = out["turn"] = state.turn
+        if state.round != before["round"]:
+            view["round"] = out["round"] = state.round
         owner, armies = state.owner, state.armies
         old_owner, old_armies = before["owner"], before["armies"]
-        moved = owner != old_owner
-        if moved:
+        taken: list[int] = []
+        if owner != old_owner:
             view["owner"] = owner = owner[:]
-            _changed(out, "owner", old_owner, owner)
+            taken = _changed(out, "owner", old_owner, owner)
         else:
             owner = old_owner
         if armies != old_armies:
             view["armies"] = armies = armies[:]
-            _changed(out, "armies", old_armies, armies)
+            counted = _changed(out, "armies", old_armies, armies)
+            if taken:
+                counted = set(counted).union(taken)
         else:
-            armies = old_armies
-        territories = state.territory_count
-        if territories != before["territories"]:
-            view["territories"] = territories = territories[:]
-            _changed(out, "territories", before["territories"], territories)
-        if moved or armies is not old_armies:
+            armies, counted = old_armies, taken
+        value = state.territory_count
+        if value != before["territories"]:
+            view["territories"] = value = value[:]
+            _changed(out, "territories", before["territories"], value)
+        if counted:
             old_strength = before["strength"]
             strength = old_strength[:]
-            for i in set(compress(range(len(owner)), map(ne, old_owner, owner))).union(
-                compress(range(len(armies)), map(ne, old_armies, armies))
-            ):
+            for i in counted:
                 strength[old_owner[i]] -= old_armies[i]
                 strength[owner[i]] += armies[i]
             if strength != old_strength:
                 view["strength"] = strength
                 _changed(out, "strength", old_strength, strength)
-        if moved:
-            holders = state._holders()
-            if holders != before["continents"]:
-                view["continents"] = holders
-                _changed(out, "continents", before["continents"], holders)
-        cards = list(map(len, state.hands))
-        if cards != before["cards"]:
-            view["cards"] = cards
-            _changed(out, "cards", before["cards"], cards)
-        for key, now in (("alive", state.alive), ("passive", state.passive)):
-            if now != before[key]:
-                view[key] = now = now[:]
-                _changed(out, key, before[key], now)
-        for key, value in (("draw_pile", len(state.draw_pile)), ("sets_traded", state.sets_traded)):
-            if before[key] != value:
-                view[key] = out[key] = value
+        if taken:
+            value = state._holders()
+            if value != before["continents"]:
+                view["continents"] = value
+                _changed(out, "continents", before["continents"], value)
+        value = list(map(len, state.hands))
+        if value != before["cards"]:
+            view["cards"] = value
+            _changed(out, "cards", before["cards"], value)
+        value = state.alive
+        if value != before["alive"]:
+            view["alive"] = value = value[:]
+            _changed(out, "alive", before["alive"], value)
+        value = state.passive
+        if value != before["passive"]:
+            view["passive"] = value = value[:]
+            _changed(out, "passive", before["passive"], value)
+        value = len(state.draw_pile)
+        if value != before["draw_pile"]:
+            view["draw_pile"] = out["draw_pile"] = value
+        if state.sets_traded != before["sets_traded"]:
+            view["sets_traded"] = out["sets_traded"] = state.sets_traded
         self.view = view
         return out
