@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import threading
 from collections.abc import Iterator, Sequence
 from itertools import compress
 from operator import ne
@@ -139,19 +140,33 @@ def public_events(game: Any, events: Sequence[dict[str, Any]]) -> list[dict[str,
     return [e for event in events if (e := game.public_event(event, None)) is not None]
 
 
+#: how many paused_gc blocks are open, in every thread; the collector's state before
+_pauses = 0
+_collecting = False
+_pausing = threading.Lock()
+
+
 @contextlib.contextmanager
 def paused_gc() -> Iterator[None]:
-    """The garbage collector off meanwhile (as it was after), for building a big tree of
-    new lists and dicts without cycles (frames, a parsed replay): as the tree grows,
-    the collector's passes over it find nothing and, in the web app's larger heap,
-    cost more than the work itself (a full pass: some 150 ms)."""
-    collecting = gc.isenabled()
-    gc.disable()
+    """The garbage collector off meanwhile, for making a big tree of new lists and
+    dicts without cycles (frames, a parsed replay): as the tree grows, the collector's
+    passes over it find nothing and cost as much as the work itself, and it is walked
+    once more before it is freed. The collector is process-wide: it comes back on (if
+    it was on) when the last block open in any thread ends, not while another thread
+    is still making its tree."""
+    global _pauses, _collecting
+    with _pausing:
+        if _pauses == 0:
+            _collecting = gc.isenabled()
+            gc.disable()
+        _pauses += 1
     try:
         yield
     finally:
-        if collecting:
-            gc.enable()
+        with _pausing:
+            _pauses -= 1
+            if _pauses == 0 and _collecting:
+                gc.enable()
 
 
 def from_replay(record: MatchRecord, registry: Any, reveal: bool = False) -> dict[str, Any]:

@@ -212,3 +212,35 @@ def test_the_risk_tracker_gives_the_deltas_of_whole_views(name):
         assert tracker.changes() == frames.delta(before, state.spectator_view())
         assert tracker.view == state.spectator_view()
     assert all(orjson.dumps(view).decode() == text for view, text in given)
+
+
+def test_the_collector_stays_off_until_the_last_pause_ends():
+    """Two threads build at once: the first to finish must not turn the collector back
+    on under the other, and it is on again once both have finished."""
+    import gc
+    import threading
+
+    assert gc.isenabled()
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen: list[bool] = []
+
+    def first() -> None:
+        with frames.paused_gc():
+            first_in.set()
+            second_in.wait()
+        first_out.set()
+
+    def second() -> None:
+        first_in.wait()
+        with frames.paused_gc():
+            second_in.set()
+            first_out.wait()
+            seen.append(gc.isenabled())
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == [False]
+    assert gc.isenabled()
