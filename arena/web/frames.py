@@ -186,13 +186,16 @@ def _from_replay(record: MatchRecord, registry: Any, reveal: bool) -> dict[str, 
     game = registry.game(record.game)
     variants = registry.resolve_variants(record.game, record.variants)
     state = game.new_state(record.num_players, record.seed, record.options, variants)
-    shown = (lambda events: list(events)) if reveal else (lambda e: public_events(game, e))
+    public = game.public_event
     odds = RiskOdds() if record.game == "risk" else None
     # the game's faster way to follow the view, if it has one (the same frames)
     tracker = state.spectator_tracker(reveal)
     view = tracker.view if tracker is not None else state.spectator_view(reveal)
-    first = odds.annotate(shown(record.initial_events)) if odds else shown(record.initial_events)
-    keyframes, deltas, log = [view], [{}], [[None, first]]
+    first = list(record.initial_events) if reveal else public_events(game, record.initial_events)
+    keyframes, deltas, log = [view], [{}], [[None, odds.annotate(first) if odds else first]]
+    # some 30,000 steps in a long match: what each step calls is looked up once here
+    add_delta, add_log = deltas.append, log.append
+    annotate = odds.annotate if odds is not None else None
     for index, (seat, action, events) in enumerate(record.steps, start=1):
         if odds is not None:
             odds.before_step(view, action)
@@ -207,15 +210,18 @@ def _from_replay(record: MatchRecord, registry: Any, reveal: bool) -> dict[str, 
                 "try `arena replay verify`"
             ) from None
         if tracker is not None:
-            deltas.append(tracker.changes())
+            add_delta(tracker.changes())
             after = tracker.view
         else:
             after = state.spectator_view(reveal)
-            deltas.append(delta(view, after))
+            add_delta(delta(view, after))
         if index % KEYFRAME_EVERY == 0:
             keyframes.append(after)
-        seen = shown(events)
-        log.append([seat, odds.annotate(seen) if odds else seen])
+        if reveal:
+            seen = list(events)
+        else:
+            seen = [e for event in events if (e := public(event, None)) is not None]
+        add_log([seat, annotate(seen) if annotate is not None else seen])
         view = after
     return {
         "game": record.game,
