@@ -195,10 +195,11 @@ class OptionSpec:
 class SpectatorTracker(Protocol):
     """:meth:`State.spectator_view` followed step by step (:meth:`State.spectator_tracker`).
 
-    ``view`` is always what ``spectator_view`` would return now, as a dict of its own;
-    :meth:`changes`, called after each step, moves it on and returns what changed, just
-    as ``arena.web.frames.delta(before, after)`` would. The lists in a view are never
-    changed in place: a changed one is replaced, so an earlier view stays as it was."""
+    ``view`` is what ``spectator_view`` returned when the tracker was made, then after
+    each call of :meth:`changes`, made after each step: it moves the view on and returns
+    what changed, just as ``arena.web.frames.delta(before, after)`` would. A view is a
+    dict of its own whose lists are never changed in place (a changed one is replaced),
+    so an earlier view stays as it was."""
 
     view: dict[str, Any]
 
