@@ -4,6 +4,7 @@ command (played by :mod:`arena.demo`), which ends serving its results on the web
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import socket
 from collections.abc import Callable
@@ -48,6 +49,12 @@ def serve(
 
     with listener:
         app = create_app(db, referee=referee)  # a bad store fails here, in one line
+        # What exists now (modules, FastAPI's and SQLAlchemy's machinery, the games:
+        # about 100,000 objects) lives as long as the process: out of the garbage
+        # collector's way, its full collections walk only what requests make (each walk
+        # of it took ~65 ms here; a replay's first load in the viewer ran into one)
+        gc.collect()
+        gc.freeze()
         host, port = listener.getsockname()[:2]
         print(say(f"http://{host}:{port}"), flush=True)
         config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=GRACEFUL_S)

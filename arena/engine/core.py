@@ -14,7 +14,7 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 #: An action is a JSON-compatible mapping with a "type" key, e.g.
 #: ``{"type": "attack", "from": "Alaska", "to": "Kamchatka", "dice": 3}``.
@@ -192,6 +192,20 @@ class OptionSpec:
             raise ValueError(f"option {self.name}={value!r}: {exc}") from None
 
 
+class SpectatorTracker(Protocol):
+    """:meth:`State.spectator_view` followed step by step (:meth:`State.spectator_tracker`).
+
+    ``view`` is what ``spectator_view`` returned when the tracker was made, then after
+    each call of :meth:`changes`, made after each step: it moves the view on and returns
+    what changed, just as ``arena.web.frames.delta(before, after)`` would. A view is a
+    dict of its own whose lists are never changed in place (a changed one is replaced),
+    so an earlier view stays as it was."""
+
+    view: dict[str, Any]
+
+    def changes(self) -> dict[str, Any]: ...
+
+
 class State(ABC):
     """One position of a game, with its rules."""
 
@@ -255,6 +269,13 @@ class State(ABC):
         a match that has ended, whose replay is public. A game without one shows
         nothing."""
         return {}
+
+    def spectator_tracker(self, reveal: bool = False) -> SpectatorTracker | None:
+        """A faster way to follow :meth:`spectator_view` after every step, for a game
+        that has one (the web's replay viewer re-simulates tens of thousands of steps
+        when it first shows a long match): None here, and the caller makes the whole
+        view after each step and compares."""
+        return None
 
     def default_action(self) -> Action:
         """A safe legal action for the current decision, played for a seat that timed

@@ -155,8 +155,9 @@ def create_app(db_url: str, referee: str | None = None, poll_s: float = progress
     @app.get("/matches/{match_id}", **PAGE)
     def match_page(request: Request, match_id: str, page_: int = Query(1, alias="page")):
         m = data.match(store, match_id)
-        log = data.event_log(store, match_id, page_) if m["replay_available"] else None
-        viewer = viewers.page(store, frame_cache, m, referee)
+        with data.one_replay_read():  # the event log and the frames: one parse
+            log = data.event_log(store, match_id, page_) if m["replay_available"] else None
+            viewer = viewers.page(store, frame_cache, m, referee)
         return page(request, "match.html", m=m, log=log, viewer=viewer, title=f"match {match_id}")
 
     @app.get("/docs", **PAGE)

@@ -10,8 +10,11 @@ Secrets follow :mod:`arena.web.visibility`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import threading
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -22,7 +25,7 @@ from arena.ratings import pairwise
 from arena.store import BotRow, MatchRow, SeatRow, Store, TournamentRow, variant_key
 from arena.store.db import as_utc
 from arena.tournament.leaderboard import board_title, compute
-from arena.web import progress, visibility
+from arena.web import frames, progress, visibility
 from arena.web.cache import Boards, board_row
 
 #: every status of a match but ``finished``
@@ -276,9 +279,51 @@ def event_log(store: Store, match_id: str, page: int, per_page: int = 200) -> di
     return _event_log_page(store, match_id, page, per_page)
 
 
+def replay_doc(store: Store, match_id: str) -> dict[str, Any]:
+    """The replay's JSON, parsed, if it may be shown (:class:`PermissionError` if not
+    yet); read-only (inside :func:`one_replay_read` it is shared). A long replay (4 MB)
+    is a tree of a million lists and dicts: a caller that reads it once and lets it go
+    does so inside :func:`arena.web.frames.paused_gc`, or the collector's passes over it
+    as it is made cost as much as the parsing, and it is walked again before it is
+    freed."""
+    check_replay_shown(store, match_id)
+    shared: dict[str, dict[str, Any]] | None = getattr(_reading, "docs", None)
+    if shared is not None and match_id in shared:
+        return shared[match_id]
+    text = store.replay(match_id)
+    if text is None:
+        raise NotFound(f"match {match_id} has no stored replay")
+    doc = orjson.loads(text)
+    if shared is not None:
+        shared[match_id] = doc
+    return doc
+
+
+#: the replays parsed in this thread's :func:`one_replay_read` block, by match id
+_reading = threading.local()
+
+
+@contextlib.contextmanager
+def one_replay_read() -> Iterator[None]:
+    """Meanwhile, in this thread, :func:`replay_doc` parses a replay once and hands the
+    same tree to every caller (the match page reads it for its event log and for its
+    viewer's frames: 0.06 s each for a long one), the garbage collector off; the trees
+    are let go at the end, before the collector is back on."""
+    with frames.paused_gc():
+        _reading.docs = {}
+        try:
+            yield
+        finally:
+            _reading.docs = None
+
+
 @functools.lru_cache(maxsize=64)
 def _event_log_page(store: Store, match_id: str, page: int, per_page: int) -> dict[str, Any]:
-    replay = orjson.loads(replay_text(store, match_id))
+    with frames.paused_gc():  # the replay, read and let go (replay_doc)
+        return _log_rows(replay_doc(store, match_id), match_id, page, per_page)
+
+
+def _log_rows(replay: dict[str, Any], match_id: str, page: int, per_page: int) -> dict[str, Any]:
     players = replay.get("players", [])
     steps = replay.get("steps", [])
     first = 1 if replay.get("initial_events") else 0  # the setup's events make a row

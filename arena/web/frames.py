@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from itertools import compress
 from operator import ne
 from typing import Any
@@ -83,10 +84,16 @@ class RiskOdds:
     """
 
     def __init__(self, most_cells: int | None = None) -> None:
+        from arena.games.risk.odds import attack_odds
+
         self.armies: list[int] | None = None
         self.order: dict[str, Any] | None = None
         #: battles larger than this (armies x defenders) get no chance (None: any size)
         self.most_cells = most_cells
+        self._attack_odds = attack_odds
+        #: the chance by (armies, defenders, dice, stop): a long match asks for the same
+        #: few battles thousands of times (the rolls of one attack, armies going down)
+        self._known: dict[tuple[int, int, int, int], float | None] = {}
 
     def before_step(self, view: dict[str, Any], action: dict[str, Any] | None) -> None:
         """Called with the view before each step (and its action, when known)."""
@@ -95,8 +102,7 @@ class RiskOdds:
             self.order = action if action is not None and action.get("type") == "attack" else None
 
     def annotate(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        from arena.games.risk.odds import attack_odds
-
+        """``events`` with the odds added to each battle (new dicts; the rest as given)."""
         out = []
         for event in events:
             if event.get("e") == "battle" and self.armies is not None:
@@ -105,18 +111,62 @@ class RiskOdds:
                 if self.order is not None:
                     until = self.order.get("until")
                     stop = until if type(until) is int else armies
-                odds: dict[str, Any] = {"armies": armies, "defenders": defenders, "stop": stop}
-                odds["capture"] = None  # a battle too large to tabulate: no chance given
-                if self.most_cells is None or armies * defenders <= self.most_cells:
-                    with contextlib.suppress(ValueError):
-                        odds["capture"] = attack_odds(armies, defenders, event["dice"], stop or 1)
+                odds = {
+                    "armies": armies,
+                    "defenders": defenders,
+                    "stop": stop,
+                    "capture": self._capture(armies, defenders, event["dice"], stop or 1),
+                }
                 event = {**event, "odds": odds}
             out.append(event)
         return out
 
+    def _capture(self, armies: int, defenders: int, dice: int, stop: int) -> float | None:
+        """The chance of capture; None for a battle too large to tabulate, or one the
+        rules do not allow."""
+        key = (armies, defenders, dice, stop)
+        known = self._known.get(key, _MISSING)
+        if known is not _MISSING:
+            return known  # type: ignore[return-value]
+        chance = None
+        if self.most_cells is None or armies * defenders <= self.most_cells:
+            with contextlib.suppress(ValueError):
+                chance = self._attack_odds(armies, defenders, dice, stop)
+        self._known[key] = chance
+        return chance
+
 
 def public_events(game: Any, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [e for event in events if (e := game.public_event(event, None)) is not None]
+
+
+#: how many paused_gc blocks are open, in every thread; the collector's state before
+_pauses = 0
+_collecting = False
+_pausing = threading.Lock()
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """The garbage collector off meanwhile, for making a big tree of new lists and
+    dicts without cycles (frames, a parsed replay): as the tree grows, the collector's
+    passes over it find nothing and cost as much as the work itself, and it is walked
+    once more before it is freed. The collector is process-wide: it comes back on (if
+    it was on) when the last block open in any thread ends, not while another thread
+    is still making its tree."""
+    global _pauses, _collecting
+    with _pausing:
+        if _pauses == 0:
+            _collecting = gc.isenabled()
+            gc.disable()
+        _pauses += 1
+    try:
+        yield
+    finally:
+        with _pausing:
+            _pauses -= 1
+            if _pauses == 0 and _collecting:
+                gc.enable()
 
 
 def from_replay(record: MatchRecord, registry: Any, reveal: bool = False) -> dict[str, Any]:
@@ -124,16 +174,10 @@ def from_replay(record: MatchRecord, registry: Any, reveal: bool = False) -> dic
     fact (hidden ranks, hands) and every event whole: only for a match that has ended.
 
     Raises ValueError when the replay does not re-simulate under this Arena's rules.
-    The garbage collector is off meanwhile: the frames are a tree of new lists and dicts
-    (no cycle to find), and its passes over them as they grow cost a third of the time.
+    The garbage collector is off meanwhile (:func:`paused_gc`).
     """
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         return _from_replay(record, registry, reveal)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _from_replay(record: MatchRecord, registry: Any, reveal: bool) -> dict[str, Any]:
@@ -142,30 +186,42 @@ def _from_replay(record: MatchRecord, registry: Any, reveal: bool) -> dict[str, 
     game = registry.game(record.game)
     variants = registry.resolve_variants(record.game, record.variants)
     state = game.new_state(record.num_players, record.seed, record.options, variants)
-    shown = (lambda events: list(events)) if reveal else (lambda e: public_events(game, e))
+    public = game.public_event
     odds = RiskOdds() if record.game == "risk" else None
-    view = state.spectator_view(reveal)
-    first = odds.annotate(shown(record.initial_events)) if odds else shown(record.initial_events)
-    keyframes, deltas, log = [view], [{}], [[None, first]]
+    # the game's faster way to follow the view, if it has one (the same frames)
+    tracker = state.spectator_tracker(reveal)
+    view = tracker.view if tracker is not None else state.spectator_view(reveal)
+    first = list(record.initial_events) if reveal else public_events(game, record.initial_events)
+    keyframes, deltas, log = [view], [{}], [[None, odds.annotate(first) if odds else first]]
+    # some 30,000 steps in a long match: what each step calls is looked up once here
+    add_delta, add_log = deltas.append, log.append
+    annotate = odds.annotate if odds is not None else None
     for index, (seat, action, events) in enumerate(record.steps, start=1):
         if odds is not None:
             odds.before_step(view, action)
         try:
             if action.get("type") == "forfeit":
                 state.forfeit(seat)
-            else:
-                state.apply(seat, action)
+            else:  # the events shown are the replay's: the engine need not make them
+                state.simulate(seat, action)
         except (IllegalAction, KeyError, TypeError, ValueError) as exc:
             raise ValueError(
                 f"step {index} does not replay under this arena's rules ({exc}): "
                 "try `arena replay verify`"
             ) from None
-        after = state.spectator_view(reveal)
-        deltas.append(delta(view, after))
+        if tracker is not None:
+            add_delta(tracker.changes())
+            after = tracker.view
+        else:
+            after = state.spectator_view(reveal)
+            add_delta(delta(view, after))
         if index % KEYFRAME_EVERY == 0:
             keyframes.append(after)
-        seen = shown(events)
-        log.append([seat, odds.annotate(seen) if odds else seen])
+        if reveal:
+            seen = list(events)
+        else:
+            seen = [e for event in events if (e := public(event, None)) is not None]
+        add_log([seat, annotate(seen) if annotate is not None else seen])
         view = after
     return {
         "game": record.game,

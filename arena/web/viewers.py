@@ -45,7 +45,21 @@ class FrameCache:
             with self._guard:
                 if key in self._built:
                     return self._built[key]
-            record = from_json(orjson.loads(data.replay_text(store, match_id)))
+            entry = self._build(store, match_id, reveal)
+            with self._guard:
+                self._built[key] = entry
+                while len(self._built) > self.size:
+                    old, _ = self._built.popitem(last=False)
+                    self._locks.pop(old, None)
+            return entry
+
+    def _build(self, store: Store, match_id: str, reveal: bool) -> dict[str, Any]:
+        # the replay and the frames are trees of a million lists and dicts, made, turned
+        # into JSON and let go: the collector stays off until they are gone, or it
+        # scans them as they grow and once more before they are freed (a third of the
+        # time, and more in a big heap: docs/web.md, "What the first load costs")
+        with frames.paused_gc():
+            record = from_json(data.replay_doc(store, match_id))
             if record.game not in GAMES:
                 raise data.NotFound(f"no viewer for {record.game} matches")
             built = frames.from_replay(record, self.registry, reveal)
@@ -55,12 +69,8 @@ class FrameCache:
                 "board": built["board"],
                 "frames": built["frames"],
             }
-            with self._guard:
-                self._built[key] = entry
-                while len(self._built) > self.size:
-                    old, _ = self._built.popitem(last=False)
-                    self._locks.pop(old, None)
-            return entry
+            del built, record
+        return entry
 
 
 def page(

@@ -307,3 +307,40 @@ def test_the_tournament_list_has_each_tournament_s_own_progress(client: TestClie
         own = client.get(f"/api/tournaments/{t['tournament_id']}").json()
         assert (t["progress"], t["matches"]) == (own["progress"], own["matches"])
         assert t["matches"] == len(own["match_list"]) > 0
+
+
+def test_the_match_page_parses_its_replay_once_and_checks_it_may_be_shown_each_time(
+    filled: Filled, monkeypatch: pytest.MonkeyPatch
+):
+    """Inside data.one_replay_read (the match page: its event log and its viewer) a
+    replay is parsed once and the same tree handed out; outside, each read parses. The
+    secrets' rule is asked at every read, shared or not: a replay hidden meanwhile is
+    refused though its tree is at hand."""
+    from arena.web import data
+
+    store = Store(filled.url)
+    try:
+        match_id = store.tournament_matches(filled.risk_id)[0].id
+        checked: list[str] = []
+        hidden: list[bool] = [False]
+        check = data.check_replay_shown
+
+        def counted(s: Store, m: str) -> None:
+            checked.append(m)
+            if hidden[0]:
+                raise PermissionError(f"the replay of match {m} is hidden for now")
+            check(s, m)
+
+        monkeypatch.setattr(data, "check_replay_shown", counted)
+        with data.one_replay_read():
+            first = data.replay_doc(store, match_id)
+            assert data.replay_doc(store, match_id) is first
+            hidden[0] = True
+            with pytest.raises(PermissionError):
+                data.replay_doc(store, match_id)
+            hidden[0] = False
+        again = data.replay_doc(store, match_id)
+        assert again is not first and again == first
+        assert checked == [match_id] * 4
+    finally:
+        store.close()

@@ -172,3 +172,75 @@ def test_a_delta_names_only_what_changed():
     assert change == {"~owner": [[2, 5]], "board": [[1, None], None], "new": [1], "-": ["gone"]}
     assert frames.apply_delta(before, change) == after
     assert before["owner"] == [0, 1, 2, 3]  # applying copies
+
+
+@pytest.mark.parametrize("name", [n for n in sorted(MATCHES) if MATCHES[n][0] == "risk"])
+def test_the_risk_tracker_gives_the_deltas_of_whole_views(name):
+    """The faster path from_replay takes for Risk (``RiskState.spectator_tracker``): at
+    every step of a whole game (claims, battles, trades, a seat forfeited on the way),
+    its view is ``spectator_view``'s and its changes are ``delta``'s, key order and
+    all; the views it gave before stay as they were. A variant with a spectator view
+    of its own (missions, capital) gets none: the whole view is compared."""
+    record = play(name)
+    game = REGISTRY.game("risk")
+    variants = REGISTRY.resolve_variants("risk", record.variants)
+    state = game.new_state(record.num_players, record.seed, record.options, variants)
+    tracker = state.spectator_tracker()
+    if state.hooks.spectator_view is not None:
+        assert tracker is None and state.spectator_tracker(reveal=True) is None
+        return
+    assert tracker is not None and state.spectator_tracker(reveal=True) is None
+    assert tracker.view == state.spectator_view()
+    given: list[tuple[dict[str, Any], str]] = []
+    forfeit_at = len(record.steps) // 2
+    for index, (seat, action, _events) in enumerate(record.steps):
+        if index == forfeit_at:  # the rest of the game is not the record's: play it out
+            break
+        before = state.spectator_view()
+        state.apply(seat, action)
+        after = state.spectator_view()
+        change = tracker.changes()
+        assert orjson.dumps(change) == orjson.dumps(frames.delta(before, after)), index
+        assert orjson.dumps(tracker.view) == orjson.dumps(after), index
+        given.append((tracker.view, orjson.dumps(tracker.view).decode()))
+    before = state.spectator_view()
+    state.forfeit(state.player)
+    assert tracker.changes() == frames.delta(before, state.spectator_view())
+    while state.result() is None:
+        before = state.spectator_view()
+        state.apply(state.player, state.default_action())
+        assert tracker.changes() == frames.delta(before, state.spectator_view())
+        assert tracker.view == state.spectator_view()
+    assert all(orjson.dumps(view).decode() == text for view, text in given)
+
+
+def test_the_collector_stays_off_until_the_last_pause_ends():
+    """Two threads build at once: the first to finish must not turn the collector back
+    on under the other, and it is on again once both have finished."""
+    import gc
+    import threading
+
+    assert gc.isenabled()
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen: list[bool] = []
+
+    def first() -> None:
+        with frames.paused_gc():
+            first_in.set()
+            second_in.wait()
+        first_out.set()
+
+    def second() -> None:
+        first_in.wait()
+        with frames.paused_gc():
+            second_in.set()
+            first_out.wait()
+            seen.append(gc.isenabled())
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == [False]
+    assert gc.isenabled()

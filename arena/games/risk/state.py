@@ -11,6 +11,8 @@ import copy
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import compress
+from operator import ne
 from typing import Any
 
 from arena.engine.core import (
@@ -423,15 +425,8 @@ class RiskState(ClonedRandom, State):
         strength = [0] * self.num_owners
         for o, n in zip(owner, armies, strict=True):
             strength[o] += n  # an unowned territory (claim setup) has no armies: o -1 adds 0
-        holders = []
-        at = owner.__getitem__
-        for members in self.map.continent_members:
-            held = set(map(at, members))
-            holders.append(held.pop() if len(held) == 1 else -1)
         view: dict[str, Any] = {
-            "phase": self._custom.kind
-            if self.phase == VARIANT and self._custom
-            else PHASE_NAMES[self.phase],
+            "phase": self._phase_name(),
             "player": self.player,
             "turn": self.turn,
             "round": self.round,
@@ -439,7 +434,7 @@ class RiskState(ClonedRandom, State):
             "armies": armies[:],
             "territories": self.territory_count[:],
             "strength": strength,
-            "continents": holders,
+            "continents": self._holders(),
             "cards": list(map(len, self.hands)),
             "alive": self.alive[:],
             "passive": self.passive[:],
@@ -451,6 +446,27 @@ class RiskState(ClonedRandom, State):
         if self.hooks.spectator_view is not None:
             self.hooks.spectator_view(state=self, view=view, reveal=reveal)
         return view
+
+    def _phase_name(self) -> str:
+        if self.phase == VARIANT and self._custom:
+            return self._custom.kind
+        return PHASE_NAMES[self.phase]
+
+    def _holders(self) -> list[int]:
+        """The owner of each whole continent, -1 where none holds all of it."""
+        holders = []
+        at = self.owner.__getitem__
+        for members in self.map.continent_members:
+            held = set(map(at, members))
+            holders.append(held.pop() if len(held) == 1 else -1)
+        return holders
+
+    def spectator_tracker(self, reveal: bool = False) -> SpectatorTracker | None:
+        """:class:`SpectatorTracker`; None with ``reveal`` or a variant's spectator view
+        (the hands, or what the variant adds, are then compared whole)."""
+        if reveal or self.hooks.spectator_view is not None:
+            return None
+        return SpectatorTracker(self)
 
     def observation_parts(self) -> dict[str, Callable[[RiskState, int], dict[str, Any]]]:
         # a variant's observation hook may change any entry: then only the whole
@@ -1201,3 +1217,107 @@ _HANDLERS: dict[str, Callable[[RiskState, Action, list[Event]], None]] = {
     "defend": RiskState._do_defend,
     "end_turn": RiskState._do_end_turn,
 }
+
+
+def _changed(out: dict[str, Any], key: str, old: list[Any], new: list[Any]) -> list[int]:
+    """Put in ``out`` what changed from list ``old`` to ``new`` (not equal), as
+    ``arena.web.frames.delta`` does: the items that changed, if the lengths are the
+    same and fewer than half of them changed, else the whole list. The indices that
+    changed."""
+    changed = list(compress(range(len(new)), map(ne, old, new)))
+    if len(old) == len(new) and 2 * len(changed) < len(new):
+        out["~" + key] = [[i, new[i]] for i in changed]
+    else:
+        out[key] = new
+    return changed
+
+
+class SpectatorTracker:
+    """:meth:`RiskState.spectator_view` after every step, made from what changed.
+
+    A replay's frames need the view after each of tens of thousands of steps and what
+    changed in it, when a step changes a few territories' armies: rather than make the
+    whole view (two copies of the board, each owner's strength summed anew, the
+    continents' holders) and compare it with the last one key by key, this compares
+    the state's lists with the view's, copies only those that changed, brings the
+    strengths up to date from the territories that changed, and finds the continents'
+    holders again only when a territory changed hands. The view and the changes are
+    exactly those of ``spectator_view`` and ``arena.web.frames.delta`` (the tests
+    compare them at every step of whole games); without a variant's spectator view
+    the view's keys never change, so no key is ever gone.
+    """
+
+    __slots__ = ("state", "view")
+
+    def __init__(self, state: RiskState) -> None:
+        self.state = state
+        self.view: dict[str, Any] = state.spectator_view()
+
+    def changes(self) -> dict[str, Any]:
+        """What changed since the last call (or since the tracker was made); ``view``
+        becomes the view now (a new dict: the last one is left as it was)."""
+        state, before = self.state, self.view
+        view = before.copy()
+        out: dict[str, Any] = {}
+        # the keys in the order of spectator_view's, as delta gives them
+        value: Any = state._phase_name()
+        if value != before["phase"]:
+            view["phase"] = out["phase"] = value
+        if state.player != before["player"]:
+            view["player"] = out["player"] = state.player
+        if state.turn != before["turn"]:
+            view["turn"] = out["turn"] = state.turn
+        if state.round != before["round"]:
+            view["round"] = out["round"] = state.round
+        owner, armies = state.owner, state.armies
+        old_owner, old_armies = before["owner"], before["armies"]
+        taken: list[int] = []
+        if owner != old_owner:
+            view["owner"] = owner = owner[:]
+            taken = _changed(out, "owner", old_owner, owner)
+        else:
+            owner = old_owner
+        if armies != old_armies:
+            view["armies"] = armies = armies[:]
+            counted = _changed(out, "armies", old_armies, armies)
+            if taken:
+                counted = set(counted).union(taken)
+        else:
+            armies, counted = old_armies, taken
+        value = state.territory_count
+        if value != before["territories"]:
+            view["territories"] = value = value[:]
+            _changed(out, "territories", before["territories"], value)
+        if counted:
+            old_strength = before["strength"]
+            strength = old_strength[:]
+            for i in counted:
+                strength[old_owner[i]] -= old_armies[i]
+                strength[owner[i]] += armies[i]
+            if strength != old_strength:
+                view["strength"] = strength
+                _changed(out, "strength", old_strength, strength)
+        if taken:
+            value = state._holders()
+            if value != before["continents"]:
+                view["continents"] = value
+                _changed(out, "continents", before["continents"], value)
+        value = list(map(len, state.hands))
+        if value != before["cards"]:
+            view["cards"] = value
+            _changed(out, "cards", before["cards"], value)
+        value = state.alive
+        if value != before["alive"]:
+            view["alive"] = value = value[:]
+            _changed(out, "alive", before["alive"], value)
+        value = state.passive
+        if value != before["passive"]:
+            view["passive"] = value = value[:]
+            _changed(out, "passive", before["passive"], value)
+        value = len(state.draw_pile)
+        if value != before["draw_pile"]:
+            view["draw_pile"] = out["draw_pile"] = value
+        if state.sets_traded != before["sets_traded"]:
+            view["sets_traded"] = out["sets_traded"] = state.sets_traded
+        self.view = view
+        return out
