@@ -197,6 +197,7 @@ class StrategoSearchBot:
     def _search(self, obs: dict[str, Any], moves: list[list[int]]) -> list[int]:
         if len(moves) == 1:
             return moves[0]
+        moves = sorted(moves)  # the same moves in any order: the same decision
         me = obs["seat"]
         belief = Belief.from_observation(obs)
         template = belief.template
