@@ -52,6 +52,8 @@ HIGH = frozenset({RANK_OF["marshal"], RANK_OF["general"]})
 #: what each rank is worth on the board (the flag's loss ends the game)
 VALUE = (0.0, 3.0, 1.5, 3.0, 2.0, 2.5, 3.5, 5.0, 7.0, 9.0, 12.0, 1.0)
 WIN = 1000.0
+#: the worth of a square closer to the (sampled) enemy flag, for the nearest movable piece
+FLAG_PULL = 0.3
 
 
 def move_score(st: StrategoState, p: int, s: int, t: int) -> float:
@@ -142,18 +144,31 @@ def evaluate(st: StrategoState, me: int) -> float:
         if places[me] > places[1 - me]:
             return -WIN
         return 0.0
-    rank, owner, revealed = st.rank, st.owner, st.revealed
+    rank, revealed = st.rank, st.revealed
     total = 0.0
+    flags = [-1, -1]
+    for p in (0, 1):
+        for s in st.pieces[p]:
+            if rank[s] == FLAG:
+                flags[p] = s
     for p in (0, 1):
         sign = 1.0 if p == me else -1.0
         home = 0 if p == 0 else 9
         worth = 0.0
+        target = flags[1 - p]
+        tr, tc = divmod(target, SIZE)
+        near = 20
         for s in st.pieces[p]:
             r = rank[s]
             v = VALUE[r]
             worth += v * 0.85 if revealed[s] else v
             if r != BOMB and r != FLAG:
-                worth += 0.02 * abs(s // SIZE - home)
+                row, col = divmod(s, SIZE)
+                worth += 0.02 * abs(row - home)
+                d = abs(row - tr) + abs(col - tc)
+                if d < near:
+                    near = d
+        worth -= FLAG_PULL * near
         total += sign * worth
     return total
 

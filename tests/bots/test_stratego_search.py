@@ -212,7 +212,7 @@ def _start(seed: int, options: dict[str, str] | None = None) -> StrategoState:
 def test_its_evaluation_counts_material_and_the_end_of_the_game():
     state = _start(2)
     before = evaluate(state, 0)
-    lost = [s for s in state.pieces[0] if state.rank[s] == RANK_OF["marshal"]][0]
+    lost = next(s for s in state.pieces[0] if state.rank[s] == RANK_OF["marshal"])
     worse = state.clone()
     worse._remove(lost)
     assert evaluate(worse, 0) < before - 5
