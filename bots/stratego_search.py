@@ -42,7 +42,7 @@ from arena.games.stratego.board import NEIGHBOURS, SIZE
 from arena.games.stratego.pieces import BOMB, FLAG, MARSHAL, MINER, RANK_OF, SCOUT, SPY
 from arena.games.stratego.state import RESCUE, StrategoState
 
-DEFAULT_ITERATIONS = 12
+DEFAULT_ITERATIONS = 24
 #: moves searched a decision (the best by the policy's prior)
 CANDIDATES = 6
 #: plies of the policy played after a candidate, before the evaluation
@@ -54,6 +54,15 @@ VALUE = (0.0, 3.0, 1.5, 3.0, 2.0, 2.5, 3.5, 5.0, 7.0, 9.0, 12.0, 1.0)
 WIN = 1000.0
 #: the worth of a square closer to the (sampled) enemy flag, for the nearest movable piece
 FLAG_PULL = 0.3
+#: the extra worth of each of the last two Miners
+MINER_SCARCE = 2.0
+#: the worth of a square closer, on average, to the enemy's movable pieces (endgames)
+HUNT = 0.5
+HUNT_PIECES = 8
+#: searched moves that defend the flag, beyond the prior's best (0: none)
+DEFEND = 4
+#: an enemy piece this close to the flag (squares, orthogonally) is a raider
+RAID_DISTANCE = 4
 
 
 def move_score(st: StrategoState, p: int, s: int, t: int) -> float:
@@ -95,6 +104,30 @@ def move_score(st: StrategoState, p: int, s: int, t: int) -> float:
             elif mine == SCOUT or mine <= RANK_OF["sergeant"] + 1:
                 score += 3.0
     return score
+
+
+def defence(st: StrategoState, me: int, moves: list[list[int]]) -> list[int]:
+    """The moves (indices) that strike or close in on an enemy piece near ``me``'s
+    flag: the heuristic prior knows nothing of defending, so they are searched too."""
+    rank, owner = st.rank, st.owner
+    flag = next((s for s in st.pieces[me] if rank[s] == FLAG), -1)
+    if flag < 0:
+        return []
+    fr, fc = divmod(flag, SIZE)
+    raiders = [
+        s for s in st.pieces[1 - me] if abs(s // SIZE - fr) + abs(s % SIZE - fc) <= RAID_DISTANCE
+    ]
+    if not raiders:
+        return []
+    out = []
+    for i, (_, t) in enumerate(moves):
+        if owner[t] == 1 - me and t in raiders:
+            out.append(i)
+            continue
+        tr, tc = divmod(t, SIZE)
+        if any(abs(r // SIZE - tr) + abs(r % SIZE - tc) <= 1 for r in raiders):
+            out.append(i)
+    return out
 
 
 def _beats(attacker: int, defender: int) -> bool:
@@ -158,6 +191,7 @@ def evaluate(st: StrategoState, me: int) -> float:
         target = flags[1 - p]
         tr, tc = divmod(target, SIZE)
         near = 20
+        miners = 0
         for s in st.pieces[p]:
             r = rank[s]
             v = VALUE[r]
@@ -168,9 +202,37 @@ def evaluate(st: StrategoState, me: int) -> float:
                 d = abs(row - tr) + abs(col - tc)
                 if d < near:
                     near = d
+                if r == MINER:
+                    miners += 1
+        if miners <= 2:
+            worth += MINER_SCARCE * miners
         worth -= FLAG_PULL * near
         total += sign * worth
+    if HUNT:
+        total -= HUNT * _hunt_distance(st, me)
     return total
+
+
+def _hunt_distance(st: StrategoState, me: int) -> float:
+    """In an endgame (at most ``HUNT_PIECES`` enemy movable pieces), the mean distance
+    from each enemy movable piece to the nearest of ``me``'s pieces that beats it."""
+    rank = st.rank
+    prey = [s for s in st.pieces[1 - me] if rank[s] != BOMB and rank[s] != FLAG]
+    if not prey or len(prey) > HUNT_PIECES:
+        return 0.0
+    hunters = [(s, rank[s]) for s in st.pieces[me] if rank[s] != BOMB and rank[s] != FLAG]
+    total = 0
+    for t in prey:
+        tr, tc = divmod(t, SIZE)
+        r = rank[t]
+        best = 20
+        for s, h in hunters:
+            if h > r or (h == SPY and r == MARSHAL):
+                d = abs(s // SIZE - tr) + abs(s % SIZE - tc)
+                if d < best:
+                    best = d
+        total += best
+    return total / len(prey)
 
 
 class StrategoSearchBot:
@@ -218,7 +280,11 @@ class StrategoSearchBot:
         template = belief.template
         prior = [move_score(template, me, s, t) for s, t in moves]
         order = sorted(range(len(moves)), key=lambda i: (-prior[i], i))
-        top = [moves[i] for i in order[: self.candidates]]
+        chosen = order[: self.candidates]
+        if DEFEND:
+            urgent = set(defence(template, me, moves))
+            chosen += [i for i in order[self.candidates :] if i in urgent][:DEFEND]
+        top = [moves[i] for i in chosen]
         if prior[order[0]] >= 10_000.0 or len(top) == 1:  # the flag, known: take it
             return top[0]
         self.searches += 1
