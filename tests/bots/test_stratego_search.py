@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from arena.bots._stratego_belief import Belief
-from arena.bots.stratego_search import StrategoSearchBot, evaluate
+from arena.bots.stratego_search import StrategoSearchBot, defence, evaluate
 from arena.engine import play_match
 from arena.games.stratego.pieces import BOMB, FLAG, NAMES, RANK_OF, SCOUT
 from arena.games.stratego.state import StrategoState
@@ -220,3 +220,49 @@ def test_its_evaluation_counts_material_and_the_end_of_the_game():
     won = state.clone()
     won.forfeit(1)
     assert evaluate(won, 0) > 100 > -100 > evaluate(won, 1)
+
+
+def _stage(seed: int) -> StrategoState:
+    """A classic start with seat 0's Marshal on e5 and seat 1's General on e6, both
+    revealed: the Marshal may strike the General, which flees if it is left the time."""
+    state = _start(seed)
+    marshal = next(s for s in state.pieces[0] if state.rank[s] == RANK_OF["marshal"])
+    general = next(s for s in state.pieces[1] if state.rank[s] == RANK_OF["general"])
+    state._relocate(marshal, 44, False)
+    state._relocate(general, 54, False)
+    state.revealed[44] = state.revealed[54] = True
+    return state
+
+
+def test_it_strikes_a_revealed_piece_it_beats_and_never_one_that_beats_it():
+    state = _stage(7)
+    bot = StrategoSearchBot(0, 7, iterations=8)
+    action = bot.decide(state.observation(0), state.decision())
+    assert (action["from"], action["to"]) == (44, 54)
+    # the same position with the two swapped: the General must not strike the Marshal
+    swapped = _stage(7)
+    swapped.rank[44], swapped.rank[54] = RANK_OF["general"], RANK_OF["marshal"]
+    swapped.revealed[44] = False
+    action = bot.decide(swapped.observation(0), swapped.decision())
+    assert (action["from"], action["to"]) != (44, 54)
+
+
+def test_moves_that_meet_a_raider_near_its_flag_are_searched_too():
+    """An enemy piece near the bot's flag makes the moves that strike it or stand next
+    to it candidates, whatever the prior thinks of them."""
+    state = _start(8)
+    flag = next(s for s in state.pieces[0] if state.rank[s] == RANK_OF["flag"])
+    assert flag // 10 == 0  # the heuristic setup: the flag on the back row
+    raider = next(s for s in state.pieces[1] if state.rank[s] == RANK_OF["miner"])
+    near = flag + 30  # three rows up, in the flag's column: inside the setup rows
+    state._remove(near)
+    state._relocate(raider, near, False)
+    moves = sorted(state.legal_moves(0))
+    urgent = [moves[i] for i in defence(state, 0, moves)]
+    assert urgent
+    assert all(
+        t == near or abs(t // 10 - near // 10) + abs(t % 10 - near % 10) <= 1 for _, t in urgent
+    )
+    assert any(t == near for _, t in urgent)  # the strikes on it
+    far = _start(8)
+    assert defence(far, 0, sorted(far.legal_moves(0))) == []
