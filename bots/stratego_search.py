@@ -42,7 +42,7 @@ from arena.games.stratego.board import NEIGHBOURS, SIZE
 from arena.games.stratego.pieces import BOMB, FLAG, MARSHAL, MINER, RANK_OF, SCOUT, SPY
 from arena.games.stratego.state import RESCUE, StrategoState
 
-DEFAULT_ITERATIONS = 24
+DEFAULT_ITERATIONS = 12
 #: moves searched a decision (the best by the policy's prior)
 CANDIDATES = 6
 #: plies of the policy played after a candidate, before the evaluation
