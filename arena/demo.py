@@ -58,7 +58,7 @@ PYTHON_BOTS = (
     ),
     DemoBot(
         "stratego-search",
-        (sys.executable, "-m", "arena.bots.stratego_search", "--iterations", "6"),
+        (sys.executable, "-m", "arena.bots.stratego_search", "--iterations", "3"),
         ("stratego",),
     ),
 )
