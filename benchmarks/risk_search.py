@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,30 +65,57 @@ def mid_game(round_: int = 6) -> tuple[dict[str, Any], Any]:
     raise SystemExit("no game of the first 99 seeds gives such a position")
 
 
-def search_rate(obs: dict[str, Any], decision: Any, iterations: int) -> tuple[float, int]:
-    """Simulations per second of one search, and the simulations it ran."""
-    bot = RiskSearchBot(0, 1, iterations=iterations)
+def search_rate(bot: Any, obs: dict[str, Any], decision: Any) -> tuple[float, int]:
+    """Simulations per second of one search of ``bot`` (a fresh search bot), and the
+    simulations it ran."""
     started = time.process_time()
     bot.decide(obs, decision)
     return bot.simulations / (time.process_time() - started), bot.simulations
 
 
-def actions_per_simulation(obs: dict[str, Any], decision: Any, iterations: int) -> float:
-    applied = 0
-    apply = RiskState.apply
+def steps_per_simulation(
+    state_class: type, method: str, bot: Any, obs: dict[str, Any], decision: Any
+) -> float:
+    """Calls of ``state_class.method`` (the engine's apply or simulate) per simulation
+    of one search of ``bot`` (a fresh search bot)."""
+    steps = 0
+    original = getattr(state_class, method)
 
-    def counting(self: RiskState, player: int, action: Any) -> Any:
-        nonlocal applied
-        applied += 1
-        return apply(self, player, action)
+    def counting(self: Any, *args: Any, **kwargs: Any) -> Any:
+        nonlocal steps
+        steps += 1
+        return original(self, *args, **kwargs)
 
-    RiskState.apply = counting  # type: ignore[method-assign]
+    setattr(state_class, method, counting)
     try:
-        bot = RiskSearchBot(0, 1, iterations=iterations)
         bot.decide(obs, decision)
     finally:
-        RiskState.apply = apply  # type: ignore[method-assign]
-    return applied / bot.simulations
+        setattr(state_class, method, original)
+    return steps / bot.simulations
+
+
+def report(
+    make_bot: Callable[[], Any],
+    step: tuple[type, str],
+    position: tuple[dict[str, Any], Any],
+    repeat: int,
+    reference_rate: Callable[[], float],
+    words: tuple[str, str],
+) -> None:
+    """Print a search's simulations/s at ``position`` (best of ``repeat`` searches of
+    fresh bots), the engine ``step`` calls a simulation makes, and the engine's own
+    rate in whole games (the reference, best of ``repeat``); ``words``: the unit of an
+    engine step and the bots of the reference games."""
+    obs, decision = position
+    unit, bots = words
+    best, sims = max(search_rate(make_bot(), obs, decision) for _ in range(repeat))
+    per_sim = steps_per_simulation(*step, make_bot(), obs, decision)
+    reference = max(reference_rate() for _ in range(repeat))
+    inside = best * per_sim
+    print(f"search: {best:8.0f} simulations/s ({sims} simulations a search, best of {repeat})")
+    print(f"        {per_sim:8.1f} engine {unit} a simulation: {inside:,.0f} {unit}/s")
+    print(f"engine: {reference:8,.0f} {unit}/s in whole games of {bots} bots (reference)")
+    print(f"ratio:  {inside / reference:8.2f} of the engine's {unit}/s inside the search")
 
 
 def engine_rate(games: int) -> float:
@@ -116,32 +144,6 @@ def stratego_mid_game(ply: int = 200) -> tuple[dict[str, Any], Any]:
     raise SystemExit("no game of the first 99 seeds gets that far")
 
 
-def stratego_rate(obs: dict[str, Any], decision: Any, iterations: int) -> tuple[float, int]:
-    """Rollouts per second of one search of the Stratego bot, and the rollouts it ran."""
-    bot = StrategoSearchBot(0, 1, iterations=iterations)
-    started = time.process_time()
-    bot.decide(obs, decision)
-    return bot.simulations / (time.process_time() - started), bot.simulations
-
-
-def stratego_plies_per_simulation(obs: dict[str, Any], decision: Any, iterations: int) -> float:
-    applied = 0
-    simulate = StrategoState.simulate
-
-    def counting(self: StrategoState, player: int, action: Any, events: Any = None) -> None:
-        nonlocal applied
-        applied += 1
-        simulate(self, player, action, events)
-
-    StrategoState.simulate = counting  # type: ignore[method-assign]
-    try:
-        bot = StrategoSearchBot(0, 1, iterations=iterations)
-        bot.decide(obs, decision)
-    finally:
-        StrategoState.simulate = simulate  # type: ignore[method-assign]
-    return applied / bot.simulations
-
-
 def stratego_engine_rate(games: int) -> float:
     """Plies per second of whole classic games of the heuristic bots (the reference)."""
     steps = 0
@@ -159,14 +161,14 @@ def stratego_main(iterations: int, repeat: int, games: int) -> None:
         f"position: classic Stratego, seat 0 to move at ply {obs['ply']}, pieces "
         f"{pieces[0]} against {pieces[1]}, {len(decision.options['moves'])} legal moves"
     )
-    best, sims = max(stratego_rate(obs, decision, iterations) for _ in range(repeat))
-    per_sim = stratego_plies_per_simulation(obs, decision, iterations)
-    reference = max(stratego_engine_rate(games) for _ in range(repeat))
-    inside = best * per_sim
-    print(f"search: {best:8.0f} simulations/s ({sims} simulations a search, best of {repeat})")
-    print(f"        {per_sim:8.1f} engine plies a simulation: {inside:,.0f} plies/s")
-    print(f"engine: {reference:8,.0f} plies/s in whole games of heuristic bots (reference)")
-    print(f"ratio:  {inside / reference:8.2f} of the engine's plies/s inside the search")
+    report(
+        lambda: StrategoSearchBot(0, 1, iterations=iterations),
+        (StrategoState, "simulate"),
+        (obs, decision),
+        repeat,
+        lambda: stratego_engine_rate(games),
+        ("plies", "heuristic"),
+    )
 
 
 def main() -> None:
@@ -189,14 +191,14 @@ def main() -> None:
         f"position: seat 0 to reinforce {obs['reinforcements_left']} armies, round "
         f"{obs['round']}, {mine} of 42 territories, cards in hand {obs['hand_sizes']}"
     )
-    best, sims = max(search_rate(obs, decision, iterations) for _ in range(repeat))
-    per_sim = actions_per_simulation(obs, decision, iterations)
-    reference = max(engine_rate(games) for _ in range(repeat))
-    inside = best * per_sim
-    print(f"search: {best:8.0f} simulations/s ({sims} simulations a search, best of {repeat})")
-    print(f"        {per_sim:8.1f} engine actions a simulation: {inside:,.0f} actions/s")
-    print(f"engine: {reference:8,.0f} actions/s in whole games of blitz bots (reference)")
-    print(f"ratio:  {inside / reference:8.2f} of the engine's actions/s inside the search")
+    report(
+        lambda: RiskSearchBot(0, 1, iterations=iterations),
+        (RiskState, "apply"),
+        (obs, decision),
+        repeat,
+        lambda: engine_rate(games),
+        ("actions", "blitz"),
+    )
 
 
 if __name__ == "__main__":

@@ -36,8 +36,7 @@ import time
 from typing import Any
 
 from arena.bots._stratego_belief import Belief
-from arena.bots.stratego_heuristic import guarded_setup
-from arena.engine import Decision
+from arena.bots.stratego_heuristic import HeuristicStrategoBot
 from arena.games.stratego.board import NEIGHBOURS, SIZE
 from arena.games.stratego.pieces import BOMB, FLAG, MARSHAL, MINER, RANK_OF, SCOUT, SPY
 from arena.games.stratego.state import RESCUE, StrategoState
@@ -235,7 +234,9 @@ def _hunt_distance(st: StrategoState, me: int) -> float:
     return total / len(prey)
 
 
-class StrategoSearchBot:
+class StrategoSearchBot(HeuristicStrategoBot):
+    """Searches its moves; sets up and rescues as the heuristic bot does."""
+
     def __init__(
         self,
         seat: int = 0,
@@ -247,7 +248,7 @@ class StrategoSearchBot:
     ) -> None:
         if iterations < 1:
             raise ValueError(f"iterations must be at least 1, got {iterations}")
-        self.rng = random.Random(seed)
+        super().__init__(seat, seed)
         self.iterations = iterations
         self.time_ms = time_ms
         self.candidates = candidates
@@ -256,24 +257,9 @@ class StrategoSearchBot:
         self.simulations = 0
         self.searches = 0
 
-    def decide(self, obs: dict[str, Any], decision: Decision) -> dict[str, Any]:
-        kind = decision.kind
-        opts = decision.options
-        if kind == "setup":
-            return guarded_setup(self.rng, opts, obs["seat"])
-        if kind == "rescue":
-            best = max(opts["pieces"], key=lambda name: RANK_OF[name])
-            back = 0 if obs["seat"] == 0 else 9
-            squares = sorted(opts["squares"], key=lambda s: (abs(s // SIZE - back), s))
-            return {"type": "rescue", "piece": best, "square": squares[-1]}
-        if kind == "move":
-            s, t = self._search(obs, opts["moves"])
-            return {"type": "move", "from": s, "to": t}
-        raise ValueError(f"search bot: unknown decision {kind!r}")
-
-    def _search(self, obs: dict[str, Any], moves: list[list[int]]) -> list[int]:
+    def choose_move(self, obs: dict[str, Any], moves: list[list[int]]) -> tuple[int, int]:
         if len(moves) == 1:
-            return moves[0]
+            return moves[0][0], moves[0][1]
         moves = sorted(moves)  # the same moves in any order: the same decision
         me = obs["seat"]
         belief = Belief.from_observation(obs)
@@ -286,7 +272,7 @@ class StrategoSearchBot:
             chosen += [i for i in order[self.candidates :] if i in urgent][:DEFEND]
         top = [moves[i] for i in chosen]
         if prior[order[0]] >= 10_000.0 or len(top) == 1:  # the flag, known: take it
-            return top[0]
+            return top[0][0], top[0][1]
         self.searches += 1
         totals = [0.0] * len(top)
         deadline = None if self.time_ms is None else time.process_time() + self.time_ms / 1000
@@ -302,38 +288,23 @@ class StrategoSearchBot:
             if deadline is not None and time.process_time() > deadline:
                 break
         best = max(range(len(top)), key=lambda i: (totals[i], -i))
-        return top[best]
+        return top[best][0], top[best][1]
 
 
 def main(argv: list[str] | None = None) -> None:
     """``python -m arena.bots.stratego_search``: the house bot ``search`` for Stratego as
     its own process, with its budget as options (``arena bot run search`` plays the
     default budget)."""
-    from arena.sdk.house import house_parser, run
+    from arena.sdk.house import run_search_bot
 
-    parser = house_parser("search", "stratego_search")
-    parser.add_argument(
-        "--iterations",
-        type=int,
-        default=DEFAULT_ITERATIONS,
-        help=f"sampled positions a move (default {DEFAULT_ITERATIONS})",
+    run_search_bot(
+        "stratego_search",
+        DEFAULT_ITERATIONS,
+        "sampled positions a move",
+        ("--time-ms", "CPU milliseconds a move at most (default none: the iterations alone)"),
+        StrategoSearchBot,
+        argv,
     )
-    parser.add_argument(
-        "--time-ms",
-        type=float,
-        default=None,
-        help="CPU milliseconds a move at most (default none: the iterations alone)",
-    )
-    args = parser.parse_args(argv)
-    if args.iterations < 1:
-        parser.error(f"--iterations must be at least 1, got {args.iterations}")
-    if args.time_ms is not None and args.time_ms <= 0:
-        parser.error(f"--time-ms must be more than 0, got {args.time_ms}")
-
-    def make(seat: int, seed: int) -> StrategoSearchBot:
-        return StrategoSearchBot(seat, seed, args.iterations, args.time_ms)
-
-    run("search", args, make)
 
 
 if __name__ == "__main__":  # python -m arena.bots.stratego_search --referee HOST:PORT --token T
