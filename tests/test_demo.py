@@ -281,7 +281,10 @@ def test_the_demo_ends_serving_its_results_on_the_web_until_ctrl_c(tmp_path: Pat
         with urllib.request.urlopen(found.group(1) + "/", timeout=30) as page:
             assert page.status == 200
             home = page.read().decode()
-        assert "house:blitz@1" in home and "aggressive@1" in home  # its leaderboards
+        # its leaderboards: the top five of each (of six Risk bots, at least five show;
+        # the sixth may show among the recent matches)
+        shown = {b for b in RISK_BOTS if re.search(rf"(?<![\w:-]){re.escape(b)}", home)}
+        assert len(shown) >= 5, (shown, home)
         child.send_signal(signal.SIGINT)
         assert child.wait(timeout=30) in (0, 130)
         output = out_path.read_text()
