@@ -16,14 +16,14 @@ its own ranks and the other's revealed ones), then scored by a static evaluation
 
 **A decision.** The legal moves are scored by that policy (the prior); the best
 ``CANDIDATES`` of them are searched, and up to ``DEFEND`` moves that strike or close in
-on an enemy piece near the bot's flag (the prior knows nothing of defending). One iteration draws a full position from the
-belief, and for every candidate (common random numbers: the same position and the
-same rollout seed) plays the candidate, then ``DEPTH`` plies of the policy for both
-sides, and evaluates the position: material by rank value (the last two Miners worth
-more), the information each side has given away, how far its movable pieces have come
-and how near the (sampled) enemy flag, in an endgame how near its hunters are to the
-enemy's pieces they beat, and a win or a loss outright.
-The candidate with the best mean is played.
+on an enemy piece near the bot's flag (the prior knows nothing of defending). One
+iteration draws a full position from the belief, and for every candidate (common random
+numbers: the same position and the same rollout seed) plays the candidate, then
+``DEPTH`` plies of the policy for both sides, and evaluates the position: material by
+rank value (the last two Miners worth more), the information each side has given away,
+how far its movable pieces have come and how near the (sampled) enemy flag, in an
+endgame how near its hunters are to the enemy's pieces they beat, and a win or a loss
+outright. The candidate with the best mean is played.
 
 **Budget.** ``iterations`` (default :data:`DEFAULT_ITERATIONS`) samples per move; with a
 fixed budget and seed the bot plays the same game every time. ``time_ms`` (optional,
