@@ -44,11 +44,23 @@ def _python_bot(name: str, module: str, games: tuple[str, ...]) -> DemoBot:
     return DemoBot(name, (sys.executable, "-m", f"arena.bots.{module}"), games)
 
 
+#: the search bots play at small budgets here, so that the demo stays quick (their
+#: registered budgets are stronger; see docs/bots.md)
 PYTHON_BOTS = (
     _python_bot("aggressive", "aggressive", ("risk",)),
     _python_bot("defensive", "defensive", ("risk",)),
     _python_bot("random", "random_bot", ("risk", "stratego")),
     _python_bot("heuristic", "stratego_heuristic", ("stratego",)),
+    DemoBot(
+        "search",
+        (sys.executable, "-m", "arena.bots.risk_search", "--iterations", "16"),
+        ("risk",),
+    ),
+    DemoBot(
+        "stratego-search",
+        (sys.executable, "-m", "arena.bots.stratego_search", "--iterations", "3"),
+        ("stratego",),
+    ),
 )
 NODE = DemoBot("node-random", ("node", str(NODE_BOT)), ("risk", "stratego"))
 

@@ -11,6 +11,8 @@ from arena.bots.defensive import DefensiveRiskBot
 from arena.bots.random_bot import RandomRiskBot, RandomStrategoBot
 from arena.bots.risk_search import DEFAULT_ITERATIONS, RiskSearchBot
 from arena.bots.stratego_heuristic import HeuristicStrategoBot
+from arena.bots.stratego_search import DEFAULT_ITERATIONS as STRATEGO_ITERATIONS
+from arena.bots.stratego_search import StrategoSearchBot
 from arena.plugins import BotSpec
 
 
@@ -39,5 +41,13 @@ def arena_register_bots(register: Callable[[BotSpec], None]) -> None:
             "heuristic",
             "guards its flag, probes with Scouts, strikes what it knows it beats",
             HeuristicStrategoBot,
+        )
+    )
+    register(
+        BotSpec(
+            "stratego",
+            "search",
+            f"plays out sampled positions ({STRATEGO_ITERATIONS} samples a move)",
+            StrategoSearchBot,
         )
     )

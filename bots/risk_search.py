@@ -326,31 +326,19 @@ def neutral_choice(game_map: RiskMap, obs: dict[str, Any], opts: dict[str, Any])
 def main(argv: list[str] | None = None) -> None:
     """``python -m arena.bots.risk_search``: the house bot ``search`` as its own process, with
     its budget as options (``arena bot run search`` plays the default budget)."""
-    from arena.sdk.house import house_parser, run
+    from arena.sdk.house import run_search_bot
 
-    parser = house_parser("search", "risk_search")
-    parser.add_argument(
-        "--iterations",
-        type=int,
-        default=DEFAULT_ITERATIONS,
-        help=f"samples a searched decision (default {DEFAULT_ITERATIONS})",
+    run_search_bot(
+        "risk_search",
+        DEFAULT_ITERATIONS,
+        "samples a searched decision",
+        (
+            "--time-limit",
+            "seconds a searched decision at most (default none: the iterations alone)",
+        ),
+        RiskSearchBot,
+        argv,
     )
-    parser.add_argument(
-        "--time-limit",
-        type=float,
-        default=None,
-        help="seconds a searched decision at most (default none: the iterations alone)",
-    )
-    args = parser.parse_args(argv)
-    if args.iterations < 1:
-        parser.error(f"--iterations must be at least 1, got {args.iterations}")
-    if args.time_limit is not None and args.time_limit <= 0:
-        parser.error(f"--time-limit must be more than 0 seconds, got {args.time_limit}")
-
-    def make(seat: int, seed: int) -> RiskSearchBot:
-        return RiskSearchBot(seat, seed, args.iterations, args.time_limit)
-
-    run("search", args, make)
 
 
 if __name__ == "__main__":  # python -m arena.bots.risk_search --referee HOST:PORT --token T

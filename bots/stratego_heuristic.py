@@ -47,6 +47,15 @@ def guarded_setup(rng: random.Random, options: dict[str, Any], seat: int) -> dic
     return {"type": "setup", "placement": {str(s): n for s, n in placement.items()}}
 
 
+def rescue_choice(seat: int, options: dict[str, Any]) -> dict[str, Any]:
+    """The highest piece that can be rescued, onto the offered square farthest from the
+    back row (the nearest the enemy; the highest-numbered of equals)."""
+    best = max(options["pieces"], key=lambda name: RANK_OF[name])
+    back = 0 if seat == 0 else 9
+    square = max(options["squares"], key=lambda s: (abs(s // SIZE - back), s))
+    return {"type": "rescue", "piece": best, "square": square}
+
+
 class HeuristicStrategoBot:
     def __init__(self, seat: int = 0, seed: int | None = None) -> None:
         self.rng = random.Random(seed)
@@ -57,21 +66,24 @@ class HeuristicStrategoBot:
         if kind == "setup":
             return guarded_setup(self.rng, opts, obs["seat"])
         if kind == "rescue":
-            best = max(opts["pieces"], key=lambda name: RANK_OF[name])
-            back = 0 if obs["seat"] == 0 else 9
-            squares = sorted(opts["squares"], key=lambda s: abs(s // SIZE - back))
-            return {"type": "rescue", "piece": best, "square": squares[-1]}
+            return rescue_choice(obs["seat"], opts)
         if kind == "move":
-            board = obs["board"]
-            seat = obs["seat"]
-            best_score = None
-            best = None
-            for s, t in opts["moves"]:
-                score = self._score(board, seat, s, t) + self.rng.random()
-                if best_score is None or score > best_score:
-                    best_score, best = score, (s, t)
-            return {"type": "move", "from": best[0], "to": best[1]}
-        raise ValueError(f"heuristic bot: unknown decision {kind!r}")
+            s, t = self.choose_move(obs, opts["moves"])
+            return {"type": "move", "from": s, "to": t}
+        raise ValueError(f"{type(self).__name__}: unknown decision {kind!r}")
+
+    def choose_move(self, obs: dict[str, Any], moves: list[list[int]]) -> tuple[int, int]:
+        """The move to play (a subclass may choose otherwise: the search bot shares this
+        bot's setup and rescue)."""
+        board = obs["board"]
+        seat = obs["seat"]
+        best_score = None
+        best = (-1, -1)
+        for s, t in moves:
+            score = self._score(board, seat, s, t) + self.rng.random()
+            if best_score is None or score > best_score:
+                best_score, best = score, (s, t)
+        return best
 
     def _score(self, board: list[Any], seat: int, s: int, t: int) -> float:
         mine = RANK_OF[board[s]["rank"]]

@@ -158,7 +158,11 @@ def test_arena_demo_plays_and_leaves_the_node_bot_out(installed):
         "(the Node.js bot sits this one out: its sources come with the repository "
         "(bots/node), not with an installed Arena)"
     ], done.stdout
-    assert "4 bot processes connected: aggressive, defensive, random, heuristic" in done.stdout
+    connected = (
+        "6 bot processes connected: aggressive, defensive, random, heuristic, search, "
+        "stratego-search"
+    )
+    assert connected in done.stdout
     assert re.search(r"^leaderboard: Risk", done.stdout, re.M), done.stdout
     assert re.search(r"^leaderboard: Stratego", done.stdout, re.M), done.stdout
 

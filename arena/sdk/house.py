@@ -87,3 +87,39 @@ def run(name: str, args: argparse.Namespace, make: Callable[[int, int], Any] | N
         max_matches=args.max_matches,
         stop_after=args.matches,
     )
+
+
+def run_search_bot(
+    module: str,
+    default_iterations: int,
+    iterations_help: str,
+    time_option: tuple[str, str],
+    make: Callable[[int, int, int, float | None], Any],
+    argv: Sequence[str] | None = None,
+) -> None:
+    """``python -m arena.bots.MODULE``: a search bot registered as ``search`` as its own
+    process, with its budget as options: ``--iterations`` (default
+    ``default_iterations``) and a time budget ``time_option`` (flag, help; more than 0
+    if given). ``make(seat, seed, iterations, time)`` makes the player."""
+    flag, time_help = time_option
+    parser = house_parser("search", module)
+    parser.add_argument(
+        "--iterations",
+        type=int,
+        default=default_iterations,
+        help=f"{iterations_help} (default {default_iterations})",
+    )
+    parser.add_argument(
+        flag,
+        type=float,
+        default=None,
+        dest="time_budget",
+        metavar=flag.lstrip("-").upper().replace("-", "_"),
+        help=time_help,
+    )
+    args = parser.parse_args(argv)
+    if args.iterations < 1:
+        parser.error(f"--iterations must be at least 1, got {args.iterations}")
+    if args.time_budget is not None and args.time_budget <= 0:
+        parser.error(f"{flag} must be more than 0, got {args.time_budget}")
+    run("search", args, lambda seat, seed: make(seat, seed, args.iterations, args.time_budget))
