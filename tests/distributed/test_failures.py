@@ -20,6 +20,13 @@ SLOW = ["--game", "risk", "--seats", "3", "--option", "turn-limit=15", "--quiet"
 FOUR = ["--games-per-pairing", "4"]
 
 
+def bot_class(label: str) -> str:
+    """The class slow_bots.py logs for a seat label: ``house:slow-blitz@1`` ->
+    ``BlitzRiskBot``."""
+    name = label.removeprefix("house:slow-").split("@")[0]
+    return f"{name.capitalize()}RiskBot"
+
+
 def verify_from_start(cluster, match_id: str) -> None:
     """The stored replay re-simulates from the match's first deal to its end."""
     data = cluster.store.replay(match_id)
@@ -40,13 +47,18 @@ def test_a_worker_killed_whole_is_replaced_when_its_lease_lapses(cluster) -> Non
 
     def w1_mid_match():
         # claimed is not yet begun: the match has begun once its bots are made (the
-        # play log names each bot's seed, which follows from the match's)
+        # play log names each bot's class, seat and seed, which follows from the
+        # match's; the rotations of a deal share its seed, so the seed alone could be
+        # another rotation's)
         made = cluster.play_log.read_text() if cluster.play_log.exists() else ""
         for match_id in cluster.playing(w1):
             row = cluster.store.match(match_id)
             if row is not None and row.status == "running":
-                seeds = {f"seed {house_bot_seed(row.seed, seat)}\n" for seat in range(3)}
-                if all(seed in made for seed in seeds):
+                lines = {
+                    f"{bot_class(label)} seat {seat} seed {house_bot_seed(row.seed, seat)}\n"
+                    for seat, label in enumerate(row.players)
+                }
+                if all(line in made for line in lines):
                     return row
         return None
 
