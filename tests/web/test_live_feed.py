@@ -28,7 +28,7 @@ from arena.v1 import arena_pb2 as pb
 from arena.web import frames
 from arena.web.live import Feed
 
-from .test_live_browser import REGISTRY, referee_process
+from .test_live_browser import REGISTRY, referee_process, wait_until
 
 
 @pytest.fixture
@@ -51,7 +51,9 @@ def test_a_fast_match_makes_a_frame_a_batch_and_logs_every_step(
     assert feed.ended is not None and feed.problem is None, feed.problem
     store = Store(str(db), create=False)
     try:
-        record = from_json(orjson.loads(store.replay(match_id)))
+        # the stream's end comes as the match ends; the referee stores it just after
+        text = wait_until(lambda: store.replay(match_id), 30, "the referee to store the match")
+        record = from_json(orjson.loads(text))
     finally:
         store.close()
 
