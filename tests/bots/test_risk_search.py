@@ -3,7 +3,6 @@ observation does not show, and playing for what each variant gives it."""
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from typing import Any
@@ -18,6 +17,8 @@ from arena.games.risk.odds import attack_chance
 from arena.games.risk.state import RiskState
 from arena.games.risk.variants import missions as missionlib
 from arena.plugins import load_registry
+
+from .twins import play_beside_a_twin
 
 REGISTRY = load_registry()
 RISK = REGISTRY.game("risk")
@@ -158,21 +159,13 @@ def test_shuffling_what_it_cannot_see_changes_none_of_its_decisions(variants, op
     bots = _bots(names, 6)
     twin = RiskSearchBot(0, 60, iterations=BUDGET)
     state = RISK.new_state(4, 6, {**options, "turn-limit": "30"}, _variants(variants))
-    rng = random.Random(1)
-    compared = differed = 0
-    while not state.terminal:
-        decision = state.decision()
-        seat = decision.player
-        obs = state.observation(seat)
-        action = bots[seat].decide(obs, decision)
-        if seat == 0:
-            shuffled = _shuffle_hidden(state, 0, rng)
-            differed += shuffled.hands != state.hands or shuffled.draw_pile != state.draw_pile
-            seen = shuffled.observation(0)
-            assert json.dumps(seen, sort_keys=True) == json.dumps(obs, sort_keys=True)
-            assert twin.decide(seen, shuffled.decision()) == action
-            compared += 1
-        state.apply(seat, action)
+    compared, differed = play_beside_a_twin(
+        state,
+        bots,
+        twin,
+        _shuffle_hidden,
+        lambda a, b: a.hands != b.hands or a.draw_pile != b.draw_pile,
+    )
     assert compared > 50 and differed > 10
 
 

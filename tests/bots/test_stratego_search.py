@@ -3,7 +3,6 @@ observation does not show, and sampling only positions its observation allows.""
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from typing import Any
@@ -16,6 +15,8 @@ from arena.engine import play_match
 from arena.games.stratego.pieces import BOMB, FLAG, NAMES, RANK_OF, SCOUT
 from arena.games.stratego.state import StrategoState
 from arena.plugins import load_registry
+
+from .twins import play_beside_a_twin
 
 REGISTRY = load_registry()
 STRATEGO = REGISTRY.game("stratego")
@@ -174,21 +175,9 @@ def test_shuffling_what_it_cannot_see_changes_none_of_its_decisions(variants, op
     bots = _bots(6)
     twin = StrategoSearchBot(0, 60, iterations=BUDGET)
     state = STRATEGO.new_state(2, 6, {**options, "turn-limit": "240"}, _variants(variants))
-    rng = random.Random(1)
-    compared = differed = 0
-    while not state.terminal:
-        decision = state.decision()
-        seat = decision.player
-        obs = state.observation(seat)
-        action = bots[seat].decide(obs, decision)
-        if seat == 0:
-            shuffled = _shuffle_hidden(state, 0, rng)
-            differed += shuffled.rank != state.rank
-            seen = shuffled.observation(0)
-            assert json.dumps(seen, sort_keys=True) == json.dumps(obs, sort_keys=True)
-            assert twin.decide(seen, shuffled.decision()) == action
-            compared += 1
-        state.apply(seat, action)
+    compared, differed = play_beside_a_twin(
+        state, bots, twin, _shuffle_hidden, lambda a, b: a.rank != b.rank
+    )
     assert compared > 50 and differed > 40
 
 
