@@ -96,13 +96,18 @@ def move_score(st: StrategoState, p: int, s: int, t: int) -> float:
         if mine in HIGH:
             return score - (40.0 if not st.moved[t] else 5.0)
         return score + 8.0 - mine
-    for n in NEIGHBOURS[s]:  # flee a revealed stronger enemy
-        if owner[n] == q and revealed[n] and _beats(rank[n], mine):
+    # flee a revealed stronger enemy, do not walk into one: a bomb (or the flag) never
+    # strikes, so standing next to one is no danger (and is how a Miner digs to a flag)
+    for n in NEIGHBOURS[s]:
+        if owner[n] == q and revealed[n] and rank[n] < BOMB and _beats(rank[n], mine):
             score += 30.0
     for n in NEIGHBOURS[t]:
         if owner[n] == q and n != s:
             if revealed[n]:
-                score += -50.0 if _beats(rank[n], mine) else 10.0
+                if rank[n] == BOMB:
+                    score += 10.0 if mine == MINER else 0.0
+                else:
+                    score += -50.0 if _beats(rank[n], mine) else 10.0
             elif mine == SCOUT or mine <= RANK_OF["sergeant"] + 1:
                 score += 3.0
     return score

@@ -255,3 +255,51 @@ def test_moves_that_meet_a_raider_near_its_flag_are_searched_too():
     assert any(t == near for _, t in urgent)  # the strikes on it
     far = _start(8)
     assert defence(far, 0, sorted(far.legal_moves(0))) == []
+
+
+def _dig(seed: int) -> StrategoState:
+    """An endgame: seat 1 keeps its flag behind its (revealed) guard bombs and one
+    Scout; seat 0 keeps its army but for all its Miners except one, which stands two
+    squares in front of the bomb that stands before the enemy flag."""
+    state = _start(seed)
+    flag = next(s for s in state.pieces[1] if state.rank[s] == FLAG)
+    guards = [n for n in (flag - 10, flag - 1, flag + 1) if state.rank[n] == BOMB]
+    assert flag // 10 == 9 and flag - 10 in guards  # the heuristic setup guards its flag
+    scout = max(s for s in state.pieces[1] if state.rank[s] == SCOUT)
+    for s in list(state.pieces[1]):
+        if s not in (flag, scout, *guards):
+            state._remove(s)
+    for s in guards:
+        state.revealed[s] = True
+    miners = sorted(s for s in state.pieces[0] if state.rank[s] == RANK_OF["miner"])
+    miner = miners.pop()
+    for s in miners:
+        state._remove(s)
+    state._relocate(miner, flag - 30, False)
+    if state.owner[scout] == 1 and abs(scout - (flag - 30)) < 12:  # out of the Miner's way
+        state._relocate(scout, 59 if flag % 10 < 5 else 50, False)
+    return state
+
+
+def _farness(state: StrategoState, square: int) -> int:
+    return min(abs(square // 10 - s // 10) + abs(square % 10 - s % 10) for s in state.pieces[0])
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_a_miner_digs_through_revealed_bombs_to_the_flag(seed):
+    """A revealed bomb never strikes: the bot's Miner walks up to the bombs around the
+    enemy flag, takes one and then the flag (it once kept away from them, as from a
+    piece that would beat it, and the game ended in a draw at the turn limit)."""
+    state = _dig(seed)
+    bot = StrategoSearchBot(0, seed, iterations=8)
+    for _ in range(8):  # the Miner needs 4 moves: two steps, the bomb, the flag
+        if state.terminal:
+            break
+        if state.player == 0:
+            state.apply(0, bot.decide(state.observation(0), state.decision()))
+        else:  # the Scout keeps as far from seat 0's pieces as it can
+            s, t = max(sorted(state.legal_moves(1)), key=lambda m: _farness(state, m[1]))
+            state.apply(1, {"type": "move", "from": s, "to": t})
+    assert state.terminal
+    assert state.result().places == (1, 2)
+    assert state.result().reason.value == "victory"
