@@ -59,42 +59,6 @@ def longest_replay(games: int) -> str:
     return longest
 
 
-def store_replay(db: Path, text: str) -> str:
-    """A store holding ``text`` as a finished match of house bots; the match's id."""
-    import json
-
-    from arena.store import Outcome, Store
-
-    replay = json.loads(text)
-    store = Store(str(db))
-    try:
-        house = store.house_bot("random")
-        match_id = "longest-" + uuid.uuid4().hex[:8]
-        seats = replay["num_players"]
-        store.start_match(
-            match_id,
-            "risk",
-            [house.label] * seats,
-            bot_ids=[house.id] * seats,
-            options=replay["options"],
-            seed=replay["seed"],
-        )
-        result = replay["result"]
-        store.record_result(
-            Outcome(
-                match_id,
-                "finished",
-                reason=result["reason"],
-                places=tuple(result["places"]),
-                detail=result["detail"],
-                replay=text,
-            )
-        )
-    finally:
-        store.close()
-    return match_id
-
-
 JUMP = """async (steps) => {
   const times = [];
   for (const step of steps) {
@@ -115,7 +79,7 @@ RAW = """async (url) => {
 def bench_viewer(quick: bool) -> None:
     import random
 
-    from arena.web.browser import chromium, serve
+    from arena.web.browser import chromium, serve, store_replay
     from benchmarks.protocol import cpu_s
 
     start = time.perf_counter()
