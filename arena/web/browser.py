@@ -1,5 +1,5 @@
 """Arena's pages in a real browser: ``arena web`` as a process, Debian's Chromium driven
-by Playwright, and screenshots as small PNGs.
+by Playwright, screenshots as small PNGs, and a replay stored as a match to open.
 
 The browser tests (``tests/web``) and ``scripts/screenshots.py`` (the README's images)
 use these same functions, so the README shows what the tests look at. Playwright and

@@ -117,7 +117,7 @@ class FrameCache:
         # the replay and the frames are trees of a million lists and dicts, made, turned
         # into JSON and let go: the collector stays off until they are gone, or it
         # scans them as they grow and once more before they are freed (a third of the
-        # time, and more in a big heap: docs/web.md, "What the first load costs")
+        # time, and more in a big heap: docs/benchmarks.md, "Where the targets stand")
         with frames.paused_gc():
             record = from_json(data.replay_doc(store, match_id))
             if record.game not in GAMES:
