@@ -274,13 +274,17 @@ def create_app(db_url: str, referee: str | None = None, poll_s: float = progress
         )
 
     @app.get("/api/matches/{match_id}/frames", summary="a match's replay as the viewer's frames")
-    def api_frames(match_id: str, reveal: bool = False) -> Response:
+    def api_frames(match_id: str, reveal: bool = False, since: int = Query(0, ge=0)) -> Response:
         """The replay re-simulated as frames of public facts (docs/web.md, "The frame
         API"): `keyframes`, `deltas` and `log` per step, `board`, `result`. `reveal`:
-        every fact (a Stratego piece's rank before it is struck). 403 while the replay
-        is hidden, as the replay itself (a match that has not finished, or one of a
-        tournament that has not)."""
-        built = frame_cache.get(store, match_id, reveal)
+        every fact (a Stratego piece's rank before it is struck). `since`: only the
+        frames from the keyframe at or before that step on (`first`: the frame the lists
+        start at; `frames` still counts every frame): the page of a long replay starts
+        with its last steps. 400 for a `since` that is not a step of the replay (0 to the
+        number of steps). 403 while the replay is hidden, as the replay itself (a match
+        that has not finished, or one of a tournament that has not)."""
+        with data.one_replay_read():  # checking `since` and building: one parse
+            built = frame_cache.get(store, match_id, reveal, since)
         return Response(built["json"], media_type="application/json")
 
     @app.get(

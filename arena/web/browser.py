@@ -1,5 +1,5 @@
 """Arena's pages in a real browser: ``arena web`` as a process, Debian's Chromium driven
-by Playwright, and screenshots as small PNGs.
+by Playwright, screenshots as small PNGs, and a replay stored as a match to open.
 
 The browser tests (``tests/web``) and ``scripts/screenshots.py`` (the README's images)
 use these same functions, so the README shows what the tests look at. Playwright and
@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -81,6 +82,44 @@ def serve(db: Path | str, *extra: str, timeout_s: float = 60.0) -> Iterator[str]
             process.wait()
         if process.stdout is not None:
             process.stdout.close()
+
+
+def store_replay(db: Path, text: str) -> str:
+    """The store at ``db`` (made if missing) holding the replay ``text`` as a finished
+    match of house:random (a match of no tournament: its replay is shown at once); the
+    match's id. The long replays the viewer's tests and benchmark open."""
+    import json
+
+    from arena.store import Outcome, Store
+
+    replay = json.loads(text)
+    store = Store(str(db))
+    try:
+        house = store.house_bot("random")
+        match_id = "long-" + uuid.uuid4().hex[:8]
+        seats = replay["num_players"]
+        store.start_match(
+            match_id,
+            replay["game"],
+            [house.label] * seats,
+            bot_ids=[house.id] * seats,
+            options=replay["options"],
+            seed=replay["seed"],
+        )
+        result = replay["result"]
+        store.record_result(
+            Outcome(
+                match_id,
+                "finished",
+                reason=result["reason"],
+                places=tuple(result["places"]),
+                detail=result["detail"],
+                replay=text,
+            )
+        )
+    finally:
+        store.close()
+    return match_id
 
 
 @contextlib.contextmanager

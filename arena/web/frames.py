@@ -11,7 +11,8 @@ browser only draws. A match's frames travel as
   odds it had when it began (:class:`RiskOdds`).
 
 so that showing any frame applies fewer than ``keyframe_every`` deltas to a keyframe.
-A stored replay is re-simulated with the engine (:func:`from_replay`); a live match's
+A stored replay is re-simulated with the engine (:func:`from_replay`), whole or from a
+keyframe on (its tail: what the page of a long replay shows first); a live match's
 views come from the referee's spectator stream (:mod:`arena.web.live`), through the
 same :func:`delta` and :class:`RiskOdds`.
 """
@@ -101,6 +102,12 @@ class RiskOdds:
             self.armies = view["armies"]
             self.order = action if action is not None and action.get("type") == "attack" else None
 
+    def ordered(self, armies: list[int], action: dict[str, Any]) -> None:
+        """Called, instead of :meth:`before_step`, with the armies before each attack
+        ordered in steps fast-forwarded without views (``from_replay(since=...)``): a
+        battle's odds come from the last attack ordered, so they are the same."""
+        self.armies, self.order = armies, action
+
     def annotate(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``events`` with the odds added to each battle (new dicts; the rest as given)."""
         out = []
@@ -169,18 +176,36 @@ def paused_gc() -> Iterator[None]:
                 gc.enable()
 
 
-def from_replay(record: MatchRecord, registry: Any, reveal: bool = False) -> dict[str, Any]:
+def from_replay(
+    record: MatchRecord, registry: Any, reveal: bool = False, since: int = 0
+) -> dict[str, Any]:
     """The frames of a stored replay, re-simulated with the engine. ``reveal``: every
     fact (hidden ranks, hands) and every event whole: only for a match that has ended.
 
-    Raises ValueError when the replay does not re-simulate under this Arena's rules.
-    The garbage collector is off meanwhile (:func:`paused_gc`).
+    ``since``: only the frames from ``first``, ``since`` rounded down to a keyframe, on
+    (the doc's ``first``; 0: every frame). The steps before are fast-forwarded with
+    ``simulate``, making no view, event or odds; from ``first`` on the frames are those
+    of the whole build, byte for byte: ``keyframes[0]`` is frame ``first``,
+    ``deltas[0]`` is ``{}`` and ``log[0]`` the entry of step ``first``. ``frames``
+    counts every frame of the match either way.
+
+    Raises ValueError when the replay does not re-simulate under this Arena's rules, or
+    for a ``since`` outside 0 to the number of steps. The garbage collector is off
+    meanwhile (:func:`paused_gc`).
     """
+    if not 0 <= since <= len(record.steps):
+        raise ValueError(f"since {since}: the replay has steps 0 to {len(record.steps)}")
     with paused_gc():
-        return _from_replay(record, registry, reveal)
+        return _from_replay(record, registry, reveal, since // KEYFRAME_EVERY * KEYFRAME_EVERY)
 
 
-def _from_replay(record: MatchRecord, registry: Any, reveal: bool) -> dict[str, Any]:
+def _replay_error(index: int, exc: Exception) -> ValueError:
+    return ValueError(
+        f"step {index} does not replay under this arena's rules ({exc}): try `arena replay verify`"
+    )
+
+
+def _from_replay(record: MatchRecord, registry: Any, reveal: bool, first: int) -> dict[str, Any]:
     from arena.engine.core import IllegalAction
 
     game = registry.game(record.game)
@@ -188,15 +213,31 @@ def _from_replay(record: MatchRecord, registry: Any, reveal: bool) -> dict[str, 
     state = game.new_state(record.num_players, record.seed, record.options, variants)
     public = game.public_event
     odds = RiskOdds() if record.game == "risk" else None
+    steps = record.steps
+    # the steps before the tail: the state alone (a battle's odds need only the orders)
+    for index, (seat, action, _events) in enumerate(steps[:first], start=1):
+        try:
+            if action.get("type") == "forfeit":
+                state.forfeit(seat)
+            else:
+                if odds is not None and action.get("type") == "attack":
+                    odds.ordered(state.armies[:], action)
+                state.simulate(seat, action)
+        except (IllegalAction, KeyError, TypeError, ValueError) as exc:
+            raise _replay_error(index, exc) from None
     # the game's faster way to follow the view, if it has one (the same frames)
     tracker = state.spectator_tracker(reveal)
     view = tracker.view if tracker is not None else state.spectator_view(reveal)
-    first = list(record.initial_events) if reveal else public_events(game, record.initial_events)
-    keyframes, deltas, log = [view], [{}], [[None, odds.annotate(first) if odds else first]]
+    if first == 0:
+        seat, events = None, record.initial_events
+    else:
+        seat, _action, events = steps[first - 1]
+    shown = list(events) if reveal else public_events(game, events)
+    keyframes, deltas, log = [view], [{}], [[seat, odds.annotate(shown) if odds else shown]]
     # some 30,000 steps in a long match: what each step calls is looked up once here
     add_delta, add_log = deltas.append, log.append
     annotate = odds.annotate if odds is not None else None
-    for index, (seat, action, events) in enumerate(record.steps, start=1):
+    for index, (seat, action, events) in enumerate(steps[first:], start=first + 1):
         if odds is not None:
             odds.before_step(view, action)
         try:
@@ -205,10 +246,7 @@ def _from_replay(record: MatchRecord, registry: Any, reveal: bool) -> dict[str, 
             else:  # the events shown are the replay's: the engine need not make them
                 state.simulate(seat, action)
         except (IllegalAction, KeyError, TypeError, ValueError) as exc:
-            raise ValueError(
-                f"step {index} does not replay under this arena's rules ({exc}): "
-                "try `arena replay verify`"
-            ) from None
+            raise _replay_error(index, exc) from None
         if tracker is not None:
             add_delta(tracker.changes())
             after = tracker.view
@@ -228,7 +266,8 @@ def _from_replay(record: MatchRecord, registry: Any, reveal: bool) -> dict[str, 
         "players": list(record.players),
         "reveal": reveal,
         "keyframe_every": KEYFRAME_EVERY,
-        "frames": len(deltas),
+        "first": first,
+        "frames": len(steps) + 1,
         "keyframes": keyframes,
         "deltas": deltas,
         "log": log,

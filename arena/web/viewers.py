@@ -1,6 +1,10 @@
 """The match page's viewers: the frames of a stored replay (built once, kept), and what
 the page draws on the server (the board as it stands at the end of a replay, or as the
-live view starts) before the script takes over."""
+live view starts) before the script takes over.
+
+A long replay's page is made from its tail (the frames of its last steps, cheap to
+build) and the viewer starts with the same tail; it asks for the whole frames once it
+shows the end (docs/web.md, "How a long replay loads")."""
 
 from __future__ import annotations
 
@@ -16,26 +20,57 @@ from arena.web import boards, data, frames
 
 #: viewers of these games exist (templates/viewer_GAME.html, static/GAME.js)
 GAMES = ("risk", "stratego")
+#: a replay of more steps than this is shown first from its tail
+TAIL_STEPS = 4_000
+#: the steps a tail has at least (from a keyframe: fewer than KEYFRAME_EVERY more)
+TAIL_LENGTH = 2_000
+
+
+def tail_start(steps: int) -> int:
+    """Where the page of a replay of ``steps`` steps starts its frames: 0 (all of them)
+    up to :data:`TAIL_STEPS` steps, else the keyframe at or before the last
+    :data:`TAIL_LENGTH` steps."""
+    if steps <= TAIL_STEPS:
+        return 0
+    every = frames.KEYFRAME_EVERY
+    return (steps - TAIL_LENGTH) // every * every
+
+
+#: a build's key: (match id, reveal, its first frame)
+_Key = tuple[str, bool, int]
 
 
 class FrameCache:
-    """The frames of the latest ``size`` replays asked for, as the JSON bytes sent and
+    """The frames of the latest ``size`` builds asked for (a replay whole, or its tail
+    from a keyframe on: a long replay's page makes both), as the JSON bytes sent and
     the last view: a replay never changes once it may be shown, so they are built once.
-    A lock per replay: two viewers arriving together wait for one build."""
+    A lock per build: two viewers arriving together wait for one."""
 
-    def __init__(self, registry: Any, size: int = 8) -> None:
+    def __init__(self, registry: Any, size: int = 16) -> None:
         self.registry = registry
         self.size = size
-        self._built: OrderedDict[tuple[str, bool], dict[str, Any]] = OrderedDict()
-        self._locks: dict[tuple[str, bool], threading.Lock] = {}
+        self._built: OrderedDict[_Key, dict[str, Any]] = OrderedDict()
+        self._locks: dict[_Key, threading.Lock] = {}
+        #: the steps of the replays asked for (a long one's page starts from its tail)
+        self._steps: OrderedDict[str, int] = OrderedDict()
         self._guard = threading.Lock()
 
-    def get(self, store: Store, match_id: str, reveal: bool = False) -> dict[str, Any]:
-        """``json`` (bytes), ``final`` (the last view), ``board``, ``frames``. Raises
-        PermissionError while the replay is hidden, NotFound without one, ValueError
-        for a replay that does not re-simulate."""
+    def get(
+        self, store: Store, match_id: str, reveal: bool = False, since: int = 0
+    ) -> dict[str, Any]:
+        """``json`` (bytes), ``final`` (the last view), ``board``, ``frames``, ``first``:
+        the frames from the keyframe at or before step ``since`` on (0: every frame).
+        Raises PermissionError while the replay is hidden, NotFound without one,
+        ValueError for a ``since`` outside the replay's steps or a replay that does not
+        re-simulate."""
         data.check_replay_shown(store, match_id)  # the secrets' rules, at every request
-        key = (match_id, reveal)
+        first = 0
+        if since != 0:
+            steps = self.steps(store, match_id)
+            if not 0 <= since <= steps:
+                raise ValueError(f"since {since}: the replay has steps 0 to {steps}")
+            first = since // frames.KEYFRAME_EVERY * frames.KEYFRAME_EVERY
+        key = (match_id, reveal, first)
         with self._guard:
             if key in self._built:
                 self._built.move_to_end(key)
@@ -45,7 +80,12 @@ class FrameCache:
             with self._guard:
                 if key in self._built:
                     return self._built[key]
-            entry = self._build(store, match_id, reveal)
+            try:
+                entry = self._build(store, match_id, reveal, first)
+            except BaseException:
+                with self._guard:
+                    self._locks.pop(key, None)
+                raise
             with self._guard:
                 self._built[key] = entry
                 while len(self._built) > self.size:
@@ -53,21 +93,42 @@ class FrameCache:
                     self._locks.pop(old, None)
             return entry
 
-    def _build(self, store: Store, match_id: str, reveal: bool) -> dict[str, Any]:
+    def for_page(self, store: Store, match_id: str) -> dict[str, Any]:
+        """The build the match page draws from: the whole frames of a replay of up to
+        :data:`TAIL_STEPS` steps, else its tail (:func:`tail_start`); the page needs
+        only the last view, and the viewer starts with the same frames."""
+        return self.get(store, match_id, since=tail_start(self.steps(store, match_id)))
+
+    def steps(self, store: Store, match_id: str) -> int:
+        """How many steps the replay has (read once; the caller checked it may be shown)."""
+        with self._guard:
+            if match_id in self._steps:
+                self._steps.move_to_end(match_id)
+                return self._steps[match_id]
+        with frames.paused_gc():  # the replay, parsed and let go (or shared: one_replay_read)
+            steps = len(data.replay_doc(store, match_id).get("steps") or ())
+        with self._guard:
+            self._steps[match_id] = steps
+            while len(self._steps) > 64 * self.size:
+                self._steps.popitem(last=False)
+        return steps
+
+    def _build(self, store: Store, match_id: str, reveal: bool, first: int) -> dict[str, Any]:
         # the replay and the frames are trees of a million lists and dicts, made, turned
         # into JSON and let go: the collector stays off until they are gone, or it
         # scans them as they grow and once more before they are freed (a third of the
-        # time, and more in a big heap: docs/web.md, "What the first load costs")
+        # time, and more in a big heap: docs/benchmarks.md, "Where the targets stand")
         with frames.paused_gc():
             record = from_json(data.replay_doc(store, match_id))
             if record.game not in GAMES:
                 raise data.NotFound(f"no viewer for {record.game} matches")
-            built = frames.from_replay(record, self.registry, reveal)
+            built = frames.from_replay(record, self.registry, reveal, first)
             entry = {
                 "json": orjson.dumps(built),
                 "final": built["final"],
                 "board": built["board"],
                 "frames": built["frames"],
+                "first": built["first"],
             }
             del built, record
         return entry
@@ -78,7 +139,8 @@ def page(
 ) -> dict[str, Any] | None:
     """What the match page's viewer block shows: None when the game has no viewer or
     there is nothing to show; else the picture's geometry and, for a replay, the last
-    position (``mode`` replay), or, for a running match, the live view (``mode`` live,
+    position (``mode`` replay; ``first``: the frame the viewer's first frames start
+    at, :meth:`FrameCache.for_page`), or, for a running match, the live view (``mode`` live,
     or ``no_referee`` when the app was started without one)."""
     game = match["game"]
     if game not in GAMES:
@@ -94,10 +156,11 @@ def page(
     if match["replay_available"]:
         base["mode"] = "replay"
         try:
-            built = cache.get(store, match["match_id"])
+            built = cache.for_page(store, match["match_id"])
         except ValueError as exc:
             return {**base, "error": str(exc)}
-        return {**base, **_picture(game, cache.registry, match, built["board"], built["final"])}
+        picture = _picture(game, cache.registry, match, built["board"], built["final"])
+        return {**base, **picture, "first": built["first"]}
     if match["status"] != "running":
         return None
     base["mode"] = "live" if referee else "no_referee"

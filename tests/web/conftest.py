@@ -224,8 +224,22 @@ VIEWER_SPECS = {
 @dataclass(frozen=True)
 class ViewerStore:
     path: Path
-    #: a finished match of each kind in VIEWER_SPECS, by kind
+    #: a finished match of each kind in VIEWER_SPECS, by kind; "risk-long": long_replay()
     matches: dict[str, str]
+
+
+def long_replay() -> str:
+    """A Risk replay longer than viewers.TAIL_STEPS (its page starts from its tail):
+    three random bots, the territories dealt (so that step 0 has owners), 200 rounds:
+    some 6,000 steps, played in a fifth of a second."""
+    from arena.engine import play_match
+    from arena.engine.replay import dumps
+    from arena.plugins import load_registry
+
+    registry = load_registry()
+    bots = [registry.bot("risk", "random").factory(s, 7_000 + s) for s in range(3)]
+    record = play_match(registry.game("risk"), bots, 7, {"setup": "deal", "turn-limit": "200"})
+    return dumps(record)
 
 
 @pytest.fixture(scope="session")
@@ -240,6 +254,7 @@ def viewer_store(tmp_path_factory: pytest.TempPathFactory) -> ViewerStore:
             matches[kind] = store.tournament_matches(t.id, ["finished"])[0].id
     finally:
         store.close()
+    matches["risk-long"] = browser.store_replay(path, long_replay())
     return ViewerStore(path, matches)
 
 

@@ -195,6 +195,50 @@ def test_a_page_number_that_is_not_a_number_is_a_400_naming_it(client, filled: F
     assert page.status_code == 400 and "page &#39;two&#39;" in page.text
 
 
+def test_frames_since_a_step_are_the_whole_frames_from_its_keyframe_on(client, filled):
+    """`?since=N`: the frames from the keyframe at or before step N on, the whole's own
+    bytes; `frames` counts every frame. A short replay's page asks for no tail."""
+    match_id = client.get(f"/api/tournaments/{filled.risk_id}").json()["match_list"][0]["match_id"]
+    whole = orjson.loads(client.get(f"/api/matches/{match_id}/frames").content)
+    steps, every = whole["frames"] - 1, whole["keyframe_every"]
+    assert whole["first"] == 0 and steps > 2 * every
+    for since in (every + 1, steps - 1, steps):
+        answer = client.get(f"/api/matches/{match_id}/frames?since={since}")
+        assert answer.status_code == 200, since
+        tail = orjson.loads(answer.content)
+        first = since // every * every
+        assert (tail["first"], tail["frames"]) == (first, whole["frames"])
+        assert tail["keyframes"] == whole["keyframes"][first // every :]
+        assert tail["deltas"][1:] == whole["deltas"][first + 1 :]
+        assert tail["log"] == whole["log"][first:]
+        assert tail["final"] == whole["final"]
+    assert "data-first" not in client.get(f"/matches/{match_id}").text
+
+
+@pytest.mark.parametrize(
+    "since, says",
+    [
+        ("-1", "since '-1': input should be greater than or equal to 0"),
+        ("two", "since 'two': input should be a valid integer"),
+        ("1.5", "since '1.5': input should be a valid integer"),
+        ("STEPS+1", "since STEPS+1: the replay has steps 0 to STEPS"),
+        ("99999999", "since 99999999: the replay has steps 0 to STEPS"),
+    ],
+)
+def test_frames_since_a_step_the_replay_does_not_have_is_a_400_saying_why(
+    client, filled: Filled, since: str, says: str
+):
+    match_id = client.get(f"/api/tournaments/{filled.risk_id}").json()["match_list"][1]["match_id"]
+    steps = len(orjson.loads(client.get(f"/api/matches/{match_id}/replay").content)["steps"])
+    numbers = {"STEPS+1": str(steps + 1), "STEPS": str(steps)}
+    for name, number in numbers.items():
+        since, says = since.replace(name, number), says.replace(name, number)
+    answer = client.get(f"/api/matches/{match_id}/frames?since={since}&reveal=true")
+    assert answer.status_code == 400
+    assert answer.json()["detail"].startswith(says)
+    assert client.get(f"/api/matches/{match_id}/frames?since={steps}").status_code == 200
+
+
 def test_an_unknown_match_is_a_404_page(client: TestClient):
     answer = client.get("/matches/nope")
     assert answer.status_code == 404 and "no match &#39;nope&#39;" in answer.text

@@ -165,6 +165,60 @@ def test_a_battle_carries_the_odds_it_had_when_it_began():
     assert checked > 20
 
 
+#: the matches longer than a keyframe's interval: those a tail can start within
+#: ("stratego" ends after some 20 steps; "stratego-isf" plays on to 76)
+TAILED = [name for name in sorted(MATCHES) if name != "stratego"]
+
+
+@pytest.mark.parametrize("reveal", [False, True])
+@pytest.mark.parametrize("name", TAILED)
+def test_a_tail_is_the_whole_frames_from_its_first_keyframe_on(name, reveal):
+    """``from_replay(since=N)`` fast-forwards to the keyframe at or before N and builds
+    from there: its keyframes, deltas, log (a battle's odds too) and end are the whole
+    build's from that frame on, byte for byte; ``frames`` still counts every frame. The
+    tails tried: a third of the way, the last step (rounded down), the end, and (Risk
+    with defender-dice=choose) frames in the middle of an attack, whose odds come from
+    the armies before the tail."""
+    record = play(name)
+    whole = frames.from_replay(record, REGISTRY, reveal)
+    every = whole["keyframe_every"]
+    steps = len(record.steps)
+    assert whole["first"] == 0
+    tried = {steps // 3, steps - 1, steps}
+    if name == "risk-faces-choose":
+        defending = [k * every for k, v in enumerate(whole["keyframes"]) if v["phase"] == "defend"]
+        assert defending
+        tried.update(defending[:2])
+    assert any(since >= every for since in tried), "the replay is too short to have a tail"
+    for since in sorted(tried):
+        tail = frames.from_replay(record, REGISTRY, reveal, since)
+        first = since // every * every
+        assert tail["first"] == first
+        assert tail["frames"] == whole["frames"] == steps + 1
+        assert len(tail["deltas"]) == len(tail["log"]) == steps + 1 - first
+        assert tail["deltas"][0] == {}
+        same = orjson.dumps
+        assert same(tail["keyframes"]) == same(whole["keyframes"][first // every :]), since
+        assert same(tail["deltas"][1:]) == same(whole["deltas"][first + 1 :]), since
+        assert same(tail["log"]) == same(whole["log"][first:]), since
+        for key in ("game", "players", "reveal", "final", "board", "result"):
+            assert same(tail[key]) == same(whole[key]), (since, key)
+    if record.game == "risk":  # the odds are there to compare (not all null)
+        odds = [
+            e["odds"] for _s, events in whole["log"][steps // 3 :] for e in events if "odds" in e
+        ]
+        assert odds and any(o["capture"] is not None for o in odds)
+
+
+@pytest.mark.parametrize("since", [-1, -50, 10**6])
+def test_a_tail_outside_the_replay_is_refused(since):
+    record = play("stratego-isf")
+    with pytest.raises(ValueError, match=f"since {since}: the replay has steps 0 to "):
+        frames.from_replay(record, REGISTRY, since=since)
+    with pytest.raises(ValueError, match="the replay has steps 0 to"):
+        frames.from_replay(record, REGISTRY, since=len(record.steps) + 1)
+
+
 def test_a_delta_names_only_what_changed():
     before = {"a": 1, "owner": [0, 1, 2, 3], "gone": True, "board": [None, [0, "spy"]]}
     after = {"a": 1, "owner": [0, 1, 5, 3], "board": [[1, None], None], "new": [1]}
@@ -244,3 +298,15 @@ def test_the_collector_stays_off_until_the_last_pause_ends():
         t.join()
     assert seen == [False]
     assert gc.isenabled()
+
+
+def test_a_page_starts_from_a_tail_only_for_a_long_replay():
+    """viewers.tail_start: every frame up to TAIL_STEPS steps; beyond, the keyframe at
+    or before the last TAIL_LENGTH steps (fewer than a keyframe's interval more)."""
+    from arena.web.viewers import TAIL_LENGTH, TAIL_STEPS, tail_start
+
+    every = frames.KEYFRAME_EVERY
+    assert all(tail_start(steps) == 0 for steps in range(TAIL_STEPS + 1))
+    for steps in range(TAIL_STEPS + 1, 3 * TAIL_STEPS):
+        first = tail_start(steps)
+        assert first % every == 0 and 0 < first <= steps - TAIL_LENGTH < first + every, steps

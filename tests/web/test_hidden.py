@@ -42,7 +42,7 @@ def test_a_running_tournament_shows_no_replay_and_no_seed(tmp_path: Path):
                 answer = web.get(path)
                 seen[path] = (answer.status_code, answer.text)
             for m in web.get(f"/api/tournaments/{tournament.id}").json()["match_list"]:
-                for what in ("replay", "events", "frames", "frames?reveal=true"):
+                for what in ("replay", "events", "frames", "frames?reveal=true", "frames?since=60"):
                     answer = web.get(f"/api/matches/{m['match_id']}/{what}")
                     replays[f"{m['match_id']}/{what}"] = (
                         m["status"],
@@ -61,8 +61,8 @@ def test_a_running_tournament_shows_no_replay_and_no_seed(tmp_path: Path):
         assert (
             "hidden until the tournament has finished" in seen[f"/tournaments/{tournament.id}"][1]
         )
-        assert len(replays) == 16
-        assert sorted(match for match, _, _ in replays.values()).count("finished") == 8
+        assert len(replays) == 20
+        assert sorted(match for match, _, _ in replays.values()).count("finished") == 10
         for key, (match, status, text) in replays.items():
             assert status == 403, key
             # a finished match is hidden for its tournament's sake: its deal is played again
@@ -102,7 +102,8 @@ def test_an_unfinished_match_shows_no_replay_and_no_seed(tmp_path: Path):
             )
             match = web.get("/api/matches/lone").json()
             assert match["seed"] is None and match["status"] == "running"
-            for frames in ("frames", "frames?reveal=true"):  # not a rank before the end
+            # not a rank before the end, nor how many steps it has
+            for frames in ("frames", "frames?reveal=true", "frames?since=1", "frames?since=9999"):
                 assert web.get(f"/api/matches/lone/{frames}").status_code == 403
             live = web.get("/api/matches/lone/live")  # an app without a referee says why
             assert live.status_code == 404 and "--referee" in live.json()["detail"]

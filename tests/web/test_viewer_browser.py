@@ -176,10 +176,11 @@ def test_a_risk_replay_stepped_to_its_end_shows_the_engines_final_state(
         page.close()
 
 
+@pytest.mark.parametrize("kind", ["risk-cards", "risk-long"])  # a long one: from its tail
 def test_without_javascript_the_risk_page_shows_the_end(
-    base: str, chromium: Any, viewer_store: ViewerStore
+    base: str, chromium: Any, viewer_store: ViewerStore, kind: str
 ):
-    match_id = viewer_store.matches["risk-cards"]
+    match_id = viewer_store.matches[kind]
     state = final_state(viewer_store.path, match_id)
     context = chromium.new_context(java_script_enabled=False)
     try:
@@ -244,5 +245,83 @@ def test_a_stratego_replay_stepped_to_its_end_shows_what_was_revealed_then_every
         )
         assert stratego_pieces(page) == expected(every_rank=True)
         page.locator("#viewer").screenshot(path=str(screenshots / "viewer-stratego-every-rank.png"))
+    finally:
+        page.close()
+
+
+def test_a_long_replay_opens_at_its_end_from_its_tail_then_loads_every_step(
+    base: str, chromium: Any, viewer_store: ViewerStore
+):
+    """The page of a replay longer than viewers.TAIL_STEPS is drawn from its tail, and
+    the viewer starts with it: ready at the last step, it steps back within the tail
+    while the whole frames are held back (Playwright holds the real server's answer),
+    a step before the tail waits ("Loading earlier steps…") and is drawn once they
+    arrive; then any step can be shown."""
+    import re
+
+    from arena.web.viewers import tail_start
+
+    match_id = viewer_store.matches["risk-long"]
+    every = states(viewer_store.path, match_id)
+    last = len(every) - 1
+    first = tail_start(last)
+    assert first > 0
+    page = chromium.new_page(viewport={"width": 1280, "height": 1000})
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url) if "/frames" in r.url else None)
+    held: list[Any] = []  # the request for every frame, answered when the test says
+    page.route(re.compile(r"/api/matches/[^/?]+/frames$"), lambda route: held.append(route))
+
+    def shows(state: Any) -> bool:
+        return [(o, a) for o, a, _ in risk_territories(page)] == list(
+            zip(state.owner, state.armies, strict=True)
+        )
+
+    try:
+        open_viewer(page, base, match_id)
+        assert page.locator("#viewer").get_attribute("data-first") == str(first)
+        assert step(page) == last
+        assert page.locator("[data-slider]").get_attribute("max") == str(last)  # the whole match
+        check_risk_end(page, every[last])
+        for _ in range(100):  # the whole frames are asked for once the end is shown
+            if held:
+                break
+            page.wait_for_timeout(50)
+        assert len(held) == 1
+        assert [u.split("/frames")[1] for u in asked] == [f"?since={first}", ""]
+        assert page.evaluate("window.ArenaViewer.completeAt") is None
+        page.locator("body").press("ArrowLeft")
+        assert step(page) == last - 1 and shows(every[last - 1])
+        assert page.locator(".viewer-log li.current .step").inner_text() == str(last - 1)
+
+        page.get_by_role("button", name="First").click()  # before the tail: it waits
+        assert page.locator("[data-status]").inner_text() == "Loading earlier steps…"
+        assert page.locator("#viewer").get_attribute("data-waiting") == "true"
+        assert page.locator("[data-slider]").input_value() == "0"
+        assert page.locator("[data-counter]").inner_text() == f"step 0 of {last}"
+        assert step(page) == last - 1 and shows(every[last - 1])  # nothing else drawn
+        assert page.locator(".viewer-log li").count() == 0
+        page.locator("body").press("ArrowRight")  # still before the tail
+        assert page.locator("[data-counter]").inner_text() == f"step 1 of {last}"
+        page.locator("body").press("ArrowLeft")
+
+        held[0].continue_()  # every frame arrives: the step asked for is drawn
+        page.wait_for_function("window.ArenaViewer.completeAt !== undefined")
+        page.wait_for_selector("#viewer[data-step='0']")
+        assert page.locator("#viewer").get_attribute("data-waiting") is None
+        check_risk_end(page, every[0])  # the territories as dealt, one army each
+        assert page.locator("[data-status]").inner_text() != "Loading earlier steps…"
+        assert page.locator(".viewer-log li.current .step").inner_text() == "0"
+
+        page.locator("body").press("End")
+        page.locator("body").press("ArrowLeft")
+        assert step(page) == last - 1 and shows(every[last - 1])
+        for target in random.Random(5).sample(range(first), 5):  # anywhere before the tail
+            page.evaluate(f"window.ArenaViewer.show({target})")
+            assert step(page) == target and shows(every[target]), target
+        assert page.evaluate("window.ArenaViewer.readyAt < window.ArenaViewer.completeAt")
+        assert errors == []
     finally:
         page.close()

@@ -8,7 +8,10 @@
    A live match's page gets frames pushed as server-sent events, where a frame may
    cover several steps (the referee gives a fast match's position once a batch):
    steps[i] is the step of frame i and log[i] lists [seat, events] of each step since
-   frame i - 1. */
+   frame i - 1.
+   A long replay's page is drawn from its tail, the frames from `first` on (the
+   section's data-first): the viewer loads that first, shows the end, then loads every
+   frame; until then a frame before `first` waits ("Loading earlier steps…"). */
 "use strict";
 
 window.ArenaViewer = window.ArenaViewer || { drawers: {} };
@@ -49,11 +52,13 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
 
   /* The frames of a match, and the view of any one of them: the nearest keyframe at or
      before it and fewer than keyframe_every deltas, or the deltas after the frame shown
-     last when that is nearer. */
+     last when that is nearer. A tail holds the frames from `first` on (a keyframe):
+     its lists start there. */
   class Frames {
     constructor(doc) {
       this.every = doc.keyframe_every;
       this.base = doc.base || 0; // the match's step of frame 0 (a live view may start late)
+      this.first = doc.first || 0; // the frames before it are not loaded (yet)
       this.keyframes = doc.keyframes;
       this.deltas = doc.deltas;
       this.log = doc.log;
@@ -62,7 +67,10 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
       this.currentIndex = -1;
     }
     get count() {
-      return this.deltas.length;
+      return this.first + this.deltas.length;
+    }
+    has(index) {
+      return index >= this.first;
     }
     append(part) {
       this.keyframes.push(...part.keyframes);
@@ -82,23 +90,23 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
     }
     /* [step, seat, events] of each step that led to frame `index` */
     entries(index) {
-      if (!this.steps) return [[this.base + index, ...(this.log[index] || [null, []])]];
+      if (!this.steps) return [[this.base + index, ...(this.log[index - this.first] || [null, []])]];
       const list = this.log[index] || [];
       const first = this.steps[index] - list.length + 1;
       return list.map(([seat, events], i) => [first + i, seat, events]);
     }
     /* [seat, events] of the last step that led to frame `index` (what the drawer marks) */
     lastEntry(index) {
-      return this.steps ? (this.log[index] || []).at(-1) : this.log[index];
+      return this.steps ? (this.log[index] || []).at(-1) : this.log[index - this.first];
     }
     view(index) {
       const from = this.currentIndex;
       if (!(from >= 0 && index >= from && index - from < this.every)) {
-        const k = Math.floor(index / this.every);
+        const k = Math.floor((index - this.first) / this.every);
         this.current = structuredClone(this.keyframes[k]);
-        this.currentIndex = k * this.every;
+        this.currentIndex = this.first + k * this.every;
       }
-      for (let i = this.currentIndex + 1; i <= index; i++) applyDelta(this.current, this.deltas[i]);
+      for (let i = this.currentIndex + 1; i <= index; i++) applyDelta(this.current, this.deltas[i - this.first]);
       this.currentIndex = index;
       return this.current;
     }
@@ -110,16 +118,29 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
   let following = mode === "live"; // a live view keeps to the latest frame until moved
   let lastTick = 0;
   let owed = 0;
+  let waiting = null; // the status line a frame not loaded yet replaced: back once one is drawn
+  let earlier = "Loading earlier steps…"; // what a frame before the tail says meanwhile
 
   function show(index) {
     if (!frames) return;
     index = Math.max(0, Math.min(frames.count - 1, index));
     shown = index;
-    const view = frames.view(index);
-    drawer.draw(view, frames.lastEntry(index), context);
     slider.max = String(frames.count - 1);
     slider.value = String(index);
     counter.textContent = counterText();
+    if (!frames.has(index)) {
+      // drawn when every frame is in (start); the board shown is greyed, the log empty
+      if (waiting === null) waiting = status.textContent;
+      status.textContent = earlier;
+      logList.replaceChildren();
+      root.dataset.waiting = "true";
+      return;
+    }
+    if (waiting !== null) status.textContent = waiting;
+    waiting = null;
+    delete root.dataset.waiting;
+    const view = frames.view(index);
+    drawer.draw(view, frames.lastEntry(index), context);
     drawLog(index);
     root.dataset.step = String(frames.stepOf(index));
   }
@@ -132,7 +153,7 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
     const items = [];
     // the steps of the frames around, up to LOG_AROUND before and after the frame's own
     const rows = [];
-    const firstFrame = Math.max(0, index - LOG_AROUND);
+    const firstFrame = Math.max(frames.first, index - LOG_AROUND);
     const lastFrame = Math.min(frames.count - 1, index + LOG_AROUND);
     for (let i = firstFrame; i <= lastFrame; i++) {
       for (const entry of frames.entries(i)) rows.push([i, ...entry]);
@@ -176,6 +197,10 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
 
   function tick(now) {
     if (!playing) return;
+    if (!frames.has(shown)) {
+      lastTick = now; // it plays on once the earlier steps are in
+      return requestAnimationFrame(tick);
+    }
     const speed = Number($("[data-speed]").value);
     owed += ((now - lastTick) / 1000) * speed;
     lastTick = now;
@@ -235,23 +260,42 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
     controls.hidden = false;
     $("[data-log-box]").hidden = false;
     show(at === undefined ? frames.count - 1 : at);
-    window.ArenaViewer.readyAt = performance.now(); // since the page was asked for
+    window.ArenaViewer.readyAt ??= performance.now(); // since the page was asked for
     root.dataset.ready = "true";
   }
 
-  /* --- a replay: every frame at once ------------------------------------------------ */
+  /* --- a replay: a long one's tail first, then every frame ---------------------------- */
+
+  let asked = 0; // frames asked for: an answer that a later request overtook is dropped
+
+  async function fetchFrames(query) {
+    const ask = ++asked;
+    const answer = await fetch(`/api/matches/${encodeURIComponent(matchId)}/frames${query}`);
+    const doc = await answer.json().catch(() => ({}));
+    if (ask !== asked) return null;
+    if (answer.ok) return doc;
+    status.textContent = `The viewer could not load the frames: ${doc.detail || answer.statusText}`;
+    earlier = status.textContent;
+    waiting = null;
+    return null;
+  }
+
+  const AT_THE_END = "The end of the match. Step through it with the controls or the arrow keys.";
 
   async function loadReplay(reveal) {
-    const url = `/api/matches/${encodeURIComponent(matchId)}/frames` + (reveal ? "?reveal=true" : "");
-    const answer = await fetch(url);
-    if (!answer.ok) {
-      const detail = (await answer.json().catch(() => ({}))).detail || answer.statusText;
-      status.textContent = `The viewer could not load the frames: ${detail}`;
-      return;
+    const tail = frames ? 0 : Number(root.dataset.first || 0); // where the page's frames start
+    if (tail) {
+      const doc = await fetchFrames(`?since=${tail}`);
+      if (!doc) return;
+      start(doc);
+      status.textContent = AT_THE_END;
     }
-    const at = frames ? shown : undefined;
-    start(await answer.json(), at);
-    if (at === undefined) status.textContent = "The end of the match. Step through it with the controls or the arrow keys.";
+    const doc = await fetchFrames(reveal ? "?reveal=true" : "");
+    if (!doc) return;
+    const at = frames ? shown : undefined; // the frame shown (or waited for) stays
+    start(doc, at);
+    window.ArenaViewer.completeAt ??= performance.now(); // every frame is in
+    if (at === undefined) status.textContent = AT_THE_END;
   }
 
   /* --- a live match: frames pushed by the server as they are played ----------------- */
