@@ -21,9 +21,10 @@ iteration draws a full position from the belief, and for every candidate (common
 numbers: the same position and the same rollout seed) plays the candidate, then
 ``DEPTH`` plies of the policy for both sides, and evaluates the position: material by
 rank value (the last two Miners worth more), the information each side has given away,
-how far its movable pieces have come and how near the (sampled) enemy flag, in an
-endgame how near its hunters are to the enemy's pieces they beat, and a win or a loss
-outright. The candidate with the best mean is played.
+how far its movable pieces have come and how near the (sampled) enemy flag (only its
+Miners, when bombs alone stand beside the flag), a raider within a few squares of a
+flag as an urgent matter, in an endgame how near its hunters are to the enemy's pieces
+they beat, and a win or a loss outright. The candidate with the best mean is played.
 
 **Budget.** ``iterations`` (default :data:`DEFAULT_ITERATIONS`) samples per move; with a
 fixed budget and seed the bot plays the same game every time. ``time_ms`` (optional,
@@ -56,8 +57,12 @@ VALUE = (0.0, 3.0, 1.5, 3.0, 2.0, 2.5, 3.5, 5.0, 7.0, 9.0, 12.0, 1.0)
 WIN = 1000.0
 #: the worth of a square closer to the (sampled) enemy flag, for the nearest movable piece
 FLAG_PULL = 0.3
-#: the extra worth of each of the last two Miners
-MINER_SCARCE = 2.0
+#: a piece this near a flag (squares) that can take it is worth FLAG_RUSH times the
+#: square of the squares it is inside this distance: a raid on a flag is urgent
+RUSH_FROM = 4
+FLAG_RUSH = 1.0
+#: the extra worth of each of the last two Miners (they take the bombs round a flag)
+MINER_SCARCE = 3.0
 #: the worth of a square closer, on average, to the enemy's movable pieces (endgames)
 HUNT = 0.5
 HUNT_PIECES = 8
@@ -191,12 +196,16 @@ def evaluate(st: StrategoState, me: int) -> float:
         for s in st.pieces[p]:
             if rank[s] == FLAG:
                 flags[p] = s
+    owner = st.owner
     for p in (0, 1):
         sign = 1.0 if p == me else -1.0
         home = 0 if p == 0 else 9
         worth = 0.0
         target = flags[1 - p]
         tr, tc = divmod(target, SIZE)
+        # a flag with only bombs (and the edge, and lakes) beside it: only a Miner gets
+        # to it, so only Miners count as near it
+        enclosed = all(owner[n] == 1 - p and rank[n] == BOMB for n in NEIGHBOURS[target])
         near = 20
         miners = 0
         for s in st.pieces[p]:
@@ -206,14 +215,19 @@ def evaluate(st: StrategoState, me: int) -> float:
             if r != BOMB and r != FLAG:
                 row, col = divmod(s, SIZE)
                 worth += 0.02 * abs(row - home)
+                if r == MINER:
+                    miners += 1
+                elif enclosed:
+                    continue
                 d = abs(row - tr) + abs(col - tc)
                 if d < near:
                     near = d
-                if r == MINER:
-                    miners += 1
-        if miners <= 2:
-            worth += MINER_SCARCE * miners
+        # the two Miners a side keeps longest are worth more (whatever the count: a
+        # bonus only once two were left made the third Miner's loss a gain)
+        worth += MINER_SCARCE * min(miners, 2)
         worth -= FLAG_PULL * near
+        if near < RUSH_FROM:  # a piece about to take the flag: deal with it now
+            worth += FLAG_RUSH * (RUSH_FROM - near) ** 2
         total += sign * worth
     if HUNT:
         total -= HUNT * _hunt_distance(st, me)

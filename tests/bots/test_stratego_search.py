@@ -3,6 +3,7 @@ observation does not show, and sampling only positions its observation allows.""
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import Counter
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 
 from arena.bots._stratego_belief import Belief
-from arena.bots.stratego_search import StrategoSearchBot, defence, evaluate
+from arena.bots.stratego_search import VALUE, StrategoSearchBot, defence, evaluate
 from arena.engine import play_match
 from arena.games.stratego.pieces import BOMB, FLAG, NAMES, RANK_OF, SCOUT
 from arena.games.stratego.state import StrategoState
@@ -303,3 +304,40 @@ def test_a_miner_digs_through_revealed_bombs_to_the_flag(seed):
     assert state.terminal
     assert state.result().places == (1, 2)
     assert state.result().reason.value == "victory"
+
+
+def test_every_miner_lost_lowers_its_evaluation():
+    """The last two Miners are worth more than the others, but a Miner's loss is never
+    a gain (a bonus paid only once two were left made the third one's loss look good)."""
+    state = _start(4)
+    miners = sorted(s for s in state.pieces[0] if state.rank[s] == RANK_OF["miner"])
+    assert len(miners) == 5
+    worth = [evaluate(state, 0)]
+    for s in miners:
+        state._remove(s)
+        worth.append(evaluate(state, 0))
+    drops = [a - b for a, b in itertools.pairwise(worth)]
+    assert all(d > 0 for d in drops), drops
+    assert drops[-1] > drops[0]  # the last Miner is worth more than the first lost
+
+
+def test_a_miner_near_its_bombed_in_flag_is_an_urgent_danger():
+    """Its flag behind bombs, only an enemy Miner can get to it: one next to the bombs
+    weighs on the evaluation (more than the material of a piece to trade for it), and
+    any other enemy piece there counts only by its material."""
+    state = _start(5)
+    flag = next(s for s in state.pieces[0] if state.rank[s] == FLAG)
+    front = flag + 10
+    assert state.rank[front] == BOMB  # the heuristic setup: a bomb before the flag
+    raider = next(s for s in state.pieces[1] if state.rank[s] == RANK_OF["miner"])
+    others = next(s for s in state.pieces[1] if state.rank[s] == RANK_OF["captain"])
+    square = front + 10  # next to the bomb, two squares from the flag
+    if state.owner[square] == 0:
+        state._remove(square)
+    far = evaluate(state, 0)
+    miner_near = state.clone()
+    miner_near._relocate(raider, square, False)
+    captain_near = state.clone()
+    captain_near._relocate(others, square, False)
+    assert evaluate(miner_near, 0) < far - VALUE[RANK_OF["lieutenant"]]
+    assert abs(evaluate(captain_near, 0) - far) < 1
