@@ -302,12 +302,15 @@ def create_app(db_url: str, referee: str | None = None, poll_s: float = progress
                 "this web app has no referee to watch matches on: start it with "
                 "arena web --referee HOST:PORT"
             )
-        head = hub.watched(match_id)  # others watch it already: it is running
-        if head is None:
+
+        async def look_up() -> dict[str, Any]:
             m = await run_in_threadpool(data.match, store, match_id)
             if m["status"] != "running":
                 raise StarletteHTTPException(409, f"match {match_id} is {m['status']}, not running")
-            head = viewers.live_head(registry, m)
+            return viewers.live_head(registry, m)
+
+        # others watch it already (it is running), or are asking the store for it
+        head = await hub.head(match_id, look_up)
         return StreamingResponse(
             hub.stream(match_id, head),
             media_type="text/event-stream",

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,7 +103,9 @@ class Feed:
 
         ticker = asyncio.create_task(self._tick(), name=f"send {self.match_id}")
         try:
-            async with grpc.aio.insecure_channel(self.referee) as channel:
+            # the end carries the whole replay: a long match's is over gRPC's 4 MB default
+            options = [("grpc.max_receive_message_length", -1)]
+            async with grpc.aio.insecure_channel(self.referee, options=options) as channel:
                 stub = pb_grpc.ArenaServiceStub(channel)
                 request = pb.WatchMatchRequest(match_id=self.match_id, batches=True)
                 async for message in stub.WatchMatch(request):
@@ -225,6 +227,26 @@ class LiveHub:
     def __init__(self, referee: str) -> None:
         self.referee = referee
         self.feeds: dict[str, Feed] = {}
+        #: the heads being looked up in the store, by match: a crowd that comes at once
+        #: (before any feed has its head) asks the store once
+        self._looking: dict[str, asyncio.Future[dict[str, Any]]] = {}
+
+    async def head(
+        self, match_id: str, look_up: Callable[[], Awaitable[dict[str, Any]]]
+    ) -> dict[str, Any]:
+        """The head of a match to watch: its feed's while it is watched (see
+        :meth:`watched`), else what ``look_up`` says, one look-up at a time per match
+        for every browser asking meanwhile (its exception, such as a match that is not
+        running, goes to each of them)."""
+        head = self.watched(match_id)
+        if head is not None:
+            return head
+        looking = self._looking.get(match_id)
+        if looking is None:
+            looking = self._looking[match_id] = asyncio.ensure_future(look_up())
+            looking.add_done_callback(lambda _: self._looking.pop(match_id, None))
+        # shielded: a browser that leaves does not cancel the others' look-up
+        return await asyncio.shield(looking)
 
     def watched(self, match_id: str) -> dict[str, Any] | None:
         """The head of the match's feed while it is being watched and has not ended
