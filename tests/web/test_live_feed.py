@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import threading
+import zlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
@@ -29,7 +30,7 @@ from arena.games.risk.odds import attack_odds
 from arena.store import Store
 from arena.v1 import arena_pb2 as pb
 from arena.web import frames
-from arena.web.live import Feed, LiveHub
+from arena.web.live import DEFLATE_END, Feed, LiveHub, accepts_deflate, deflate
 
 from .conftest import web_app
 from .test_live_browser import REGISTRY, referee_process, wait_until
@@ -208,10 +209,13 @@ def sse_events(raw: bytes) -> list[bytes]:
 def test_a_crowd_of_browsers_gets_the_same_frames_from_one_look_up(
     referee: tuple[str, Path, Any],
 ) -> None:
-    """Eight browsers open a fast match's live stream at once on `arena web --referee`:
-    each gets a start, frames and the end, and from where each started the very bytes
-    of the others (each frames event is encoded once for all); a ninth, coming once
-    the match is being played, starts where the crowd is then and follows in step."""
+    """Eight browsers open a fast match's live stream at once on `arena web --referee`,
+    half of them accepting deflate (as browsers do): each gets a start, frames and the
+    end, and from where each started the same events as the others; a deflated stream
+    inflates to just what a plain one gets, ends with deflate's final block, and holds
+    each frames event as the very bytes of the other deflated streams (deflated once
+    for all). A ninth, coming once the match is being played, starts where the crowd
+    is then and follows in step."""
     address, db, stub = referee
     with web_app(db, "--referee", address) as base:
         host, port = base.removeprefix("http://").split(":")
@@ -221,34 +225,45 @@ def test_a_crowd_of_browsers_gets_the_same_frames_from_one_look_up(
         match_id = stub.RunMatch(request, timeout=30).match_id
         framed = threading.Event()  # a browser of the crowd has had frames
 
-        def watch() -> list[bytes]:
+        def watch(packed: bool) -> tuple[bytes, list[bytes]]:
+            """(the body as sent, its events)"""
             connection = http.client.HTTPConnection(host, int(port), timeout=120)
             try:
-                connection.request("GET", f"/api/matches/{match_id}/live")
+                accept = "gzip, deflate, br" if packed else "identity"
+                path = f"/api/matches/{match_id}/live"
+                connection.request("GET", path, headers={"accept-encoding": accept})
                 answer = connection.getresponse()
                 assert answer.status == 200, answer.read()
-                raw = b""
+                assert answer.getheader("content-encoding") == ("deflate" if packed else None)
+                raw = body = b""
+                inflater = zlib.decompressobj(-zlib.MAX_WBITS)
                 while chunk := answer.read1(65536):
                     raw += chunk
-                    if b"event: frames" in raw:
+                    body += inflater.decompress(chunk) if packed else chunk
+                    if b"event: frames" in body:
                         framed.set()
-                return sse_events(raw)
+                assert inflater.eof == packed and not inflater.unused_data
+                return raw, sse_events(body)
             finally:
                 connection.close()
 
         with ThreadPoolExecutor(9) as pool:
-            crowd = [pool.submit(watch) for _ in range(8)]
+            crowd = [pool.submit(watch, number % 2 == 0) for number in range(8)]
             framed.wait(60)
-            late = pool.submit(watch)
-            streams = [f.result(timeout=300) for f in [*crowd, late]]
+            late = pool.submit(watch, True)
+            raws, streams = zip(*(f.result(timeout=300) for f in [*crowd, late]), strict=True)
     for events in streams:
         assert events[0].startswith(b"event: start\n") and events[-1].startswith(b"event: end\n")
         assert all(e.startswith(b"event: frames\n") for e in events[1:-1])
-    # from the latest start on, every browser got the same bytes
+    # from the latest start on, every browser got the same events
     shortest = min(len(events) for events in streams)
     assert len(streams[-1]) == shortest > 3  # the late one missed events the crowd got
     tails = {b"".join(events[-(shortest - 1) :]) for events in streams}
     assert len(tails) == 1
+    # ... and each deflated browser the same bytes for them
+    shared = b"".join(deflate(event) for event in streams[-1][1:]) + DEFLATE_END
+    assert len(shared) < len(tails.pop()) / 3
+    assert all(raws[number].endswith(shared) for number in (0, 2, 4, 6, 8))
     # the late one's start is where the others were then: its frames and log are theirs
     first = orjson.loads(streams[0][0].split(b"data: ", 1)[1])
     for event in streams[0][1 : len(streams[0]) - shortest + 1]:
@@ -256,3 +271,12 @@ def test_a_crowd_of_browsers_gets_the_same_frames_from_one_look_up(
         for key in ("keyframes", "deltas", "steps", "log"):
             first[key] += more[key]
     assert orjson.loads(streams[-1][0].split(b"data: ", 1)[1]) == first
+
+
+def test_which_clients_get_deflate() -> None:
+    """Deflate for an Accept-Encoding that takes it (or any coding), not for one that
+    refuses it with q=0 or does not name it."""
+    takes = ["gzip, deflate, br, zstd", "deflate", "DEFLATE;q=0.5", "*", "gzip, *;q=0.1"]
+    refuses = ["", "identity", "gzip, br", "deflate;q=0", "deflate;q=0.0, gzip", "*;q=0"]
+    assert all(accepts_deflate(header) for header in takes)
+    assert not any(accepts_deflate(header) for header in refuses)
