@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from arena.referee.server import Referee
 
 log = logging.getLogger("arena.referee")
+#: a spectator that asked for batches gets the steps of this long (seconds) as one message
+SPECTATOR_BATCH_S = 0.1
 
 
 class Gone(Exception):
@@ -87,8 +89,12 @@ class LiveMatch:
     #: WatchMatch streams that get every step with its position
     spectators: list[asyncio.Queue[Any]] = field(default_factory=list)
     #: WatchMatch streams that asked for batches: every step's events, and the position
-    #: once a batch (the stream adds it as the batch goes out: ``spectator_view``)
+    #: once a batch (``spectator_view``); one SpectatorBatch message, made once for all
+    #: of them every SPECTATOR_BATCH_S (:meth:`watch_batches`)
     batch_spectators: list[asyncio.Queue[Any]] = field(default_factory=list)
+    #: the steps for batch spectators not sent yet: (seat, steps played, public events)
+    _batch: list[tuple[int | None, int, list[str]]] = field(default_factory=list)
+    _batch_timer: asyncio.TimerHandle | None = None
     #: the id of the last request sent (random: see ``new_request_id``)
     _last_request: int = 0
     #: the steps of the replay, each as its JSON text: strings are not tracked by the
@@ -368,17 +374,54 @@ class LiveMatch:
                 text(e) for event in events if (e := game.public_event(event, None)) is not None
             ]
             if self.batch_spectators:
-                step = pb.SpectatorMessage(
-                    events=pb.MatchEvents(
-                        match_id=self.match_id, events_json=shown, steps=len(self._steps), seat=seat
+                self._batch.append((seat, len(self._steps), shown))
+                if self._batch_timer is None:  # a fast match's steps gather meanwhile
+                    self._batch_timer = asyncio.get_running_loop().call_later(
+                        SPECTATOR_BATCH_S, self._send_batch
                     )
-                )
-                for queue in self.batch_spectators:
-                    queue.put_nowait(step)
             if self.spectators:
                 message = self.spectator_message(shown, seat)
                 for queue in self.spectators:
                     queue.put_nowait(message)
+
+    def watch_batches(self) -> asyncio.Queue[Any]:
+        """A new batch spectator: its queue, which starts with where the match stands
+        (a batch of that one MatchEvents, with the position; nothing before the
+        match's state is made), then gets the batches of
+        every later step, then the end (a SpectatorMessage ``finished``, then None).
+        The steps gathered before it came go first to the others, so that every batch
+        from now on is the same message for all."""
+        self._send_batch()
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        if self.state is not None:
+            start = pb.SpectatorMessage()
+            start.batch.steps.append(self.spectator_message().events)
+            queue.put_nowait(start)
+        self.batch_spectators.append(queue)
+        return queue
+
+    def _send_batch(self) -> None:
+        """The steps gathered for the batch spectators, as one SpectatorBatch message
+        made once for all of them; the position after the last (every step played is
+        in it: the match gathers each as it is played, so the state is the position
+        after the last of them)."""
+        if self._batch_timer is not None:
+            self._batch_timer.cancel()
+            self._batch_timer = None
+        if not self._batch:
+            return
+        message = pb.SpectatorMessage()
+        steps = message.batch.steps
+        match_id = self.match_id
+        for seat, played, shown in self._batch:
+            step = steps.add(match_id=match_id, events_json=shown, steps=played)
+            if seat is not None:
+                step.seat = seat
+        if self._batch[-1][1] == len(self._steps) and self.state is not None:
+            step.view_json = self.spectator_view()
+        self._batch = []
+        for queue in self.batch_spectators:
+            queue.put_nowait(message)
 
     def spectator_message(
         self, shown: list[str] | None = None, seat: int | None = None
@@ -469,6 +512,7 @@ class LiveMatch:
                         )
                     )
                 )
+        self._send_batch()
         info = self.info()
         for queue in self.spectators + self.batch_spectators:
             queue.put_nowait(pb.SpectatorMessage(finished=info))

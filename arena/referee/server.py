@@ -40,9 +40,6 @@ HOUSE_PREFIX = "house:"
 #: why a connection was closed, in the status that ends its stream
 REPLACED = "replaced by a new connection of the same bot"
 REVOKED = "revoked"
-#: a spectator that asked for batches gets the steps of this long (seconds) as one message
-SPECTATOR_BATCH_S = 0.1
-_NOTHING = object()
 
 
 class AlreadyFinished(Exception):
@@ -800,34 +797,15 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
                 _hide_replay(info)
             yield pb.SpectatorMessage(finished=info)
             return
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        watchers = match.batch_spectators if request.batches else match.spectators
-        watchers.append(queue)
-        if match.state is not None:  # where it stands; every later step follows in order
-            queue.put_nowait(match.spectator_message())
-        held: Any = _NOTHING  # a message taken from the queue after a batch, sent next
+        if request.batches:  # one message a batch, made once for every such spectator
+            watchers, queue = match.batch_spectators, match.watch_batches()
+        else:
+            watchers, queue = match.spectators, asyncio.Queue()
+            watchers.append(queue)
+            if match.state is not None:  # where it stands; every later step follows in order
+                queue.put_nowait(match.spectator_message())
         try:
-            while True:
-                message = await queue.get() if held is _NOTHING else held
-                held = _NOTHING
-                if message is None:
-                    break
-                if request.batches and message.HasField("events"):
-                    await asyncio.sleep(SPECTATOR_BATCH_S)  # a fast match's steps gather
-                    steps = [message.events]
-                    while not queue.empty():
-                        following = queue.get_nowait()
-                        if following is None or not following.HasField("events"):
-                            held = following
-                            break
-                        steps.append(following.events)
-                    message = pb.SpectatorMessage(batch=pb.SpectatorBatch(steps=steps))
-                    last = message.batch.steps[-1]
-                    # the position once a batch: every step played is in this batch (the
-                    # match queues each as it is played, and nothing ran since the queue
-                    # was emptied), so the state is the position after the last of them
-                    if not last.view_json and last.steps == match.steps_played():
-                        last.view_json = match.spectator_view()
+            while (message := await queue.get()) is not None:
                 if message.HasField("finished") and not self._replay_visible(
                     request.match_id, context
                 ):

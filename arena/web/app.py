@@ -292,12 +292,13 @@ def create_app(db_url: str, referee: str | None = None, poll_s: float = progress
         summary="a running match's frames as server-sent events",
         response_class=StreamingResponse,
     )
-    async def api_live(match_id: str) -> StreamingResponse:
+    async def api_live(match_id: str, request: Request) -> StreamingResponse:
         """Server-sent events from the referee's spectator stream (docs/web.md, "The
         live view"): `start` (the frames so far, as in `/frames`, from `base`), then
         `frames` as the match is played, then `end` (or `problem`, why it cannot be
         watched). Public facts only. 404 without a referee (`arena web --referee`),
-        409 for a match that is not running."""
+        409 for a match that is not running. Deflated (`content-encoding: deflate`)
+        for a client that accepts it, as browsers do."""
         from starlette.concurrency import run_in_threadpool
 
         if hub is None:
@@ -306,16 +307,22 @@ def create_app(db_url: str, referee: str | None = None, poll_s: float = progress
                 "this web app has no referee to watch matches on: start it with "
                 "arena web --referee HOST:PORT"
             )
-        head = hub.watched(match_id)  # others watch it already: it is running
-        if head is None:
+
+        async def look_up() -> dict[str, Any]:
             m = await run_in_threadpool(data.match, store, match_id)
             if m["status"] != "running":
                 raise StarletteHTTPException(409, f"match {match_id} is {m['status']}, not running")
-            head = viewers.live_head(registry, m)
+            return viewers.live_head(registry, m)
+
+        # others watch it already (it is running), or are asking the store for it
+        head = await hub.head(match_id, look_up)
+        packed = live.accepts_deflate(request.headers.get("accept-encoding", ""))
+        headers = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+        headers["vary"] = "accept-encoding"
+        if packed:
+            headers["content-encoding"] = "deflate"
         return StreamingResponse(
-            hub.stream(match_id, head),
-            media_type="text/event-stream",
-            headers={"cache-control": "no-cache", "x-accel-buffering": "no"},
+            hub.stream(match_id, head, packed), media_type="text/event-stream", headers=headers
         )
 
     return app

@@ -23,7 +23,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+import zlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +43,33 @@ SEND_EVERY = 0.2
 def _event(kind: str, text: str) -> bytes:
     """One server-sent event (``text`` is JSON: one line)."""
     return f"event: {kind}\ndata: {text}\n\n".encode()
+
+
+def deflate(data: bytes) -> bytes:
+    """``data`` as deflate blocks that stand alone (raw deflate, a compressor of its own,
+    ending on a byte boundary): a stream of such pieces, in any order that a browser is
+    sent them, inflates to the pieces' data, so one piece serves every browser."""
+    packer = zlib.compressobj(DEFLATE_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return packer.compress(data) + packer.flush(zlib.Z_FULL_FLUSH)
+
+
+def accepts_deflate(accept_encoding: str) -> bool:
+    """Whether a request's Accept-Encoding takes ``deflate`` (and not with q=0)."""
+    for item in accept_encoding.lower().split(","):
+        coding, _, params = item.partition(";")
+        if coding.strip() in ("deflate", "*"):
+            quality = params.strip().removeprefix("q=").strip() if "q=" in params else "1"
+            try:
+                return float(quality) > 0
+            except ValueError:
+                return False
+    return False
+
+
+#: the last piece of a deflated stream: an empty final block
+DEFLATE_END = b"\x03\x00"
+#: how hard the web compresses (1: fastest; the frames' JSON shrinks about 7 times)
+DEFLATE_LEVEL = 1
 
 
 @dataclass
@@ -72,8 +100,9 @@ class Feed:
     match_id: str
     referee: str
     head: dict[str, Any]  # game, players, board: what the start event says besides frames
-    #: each browser's queue of encoded events (None: the end)
-    watchers: set[asyncio.Queue[bytes | None]] = field(default_factory=set)
+    #: each browser's queue of encoded events (None: the end), and whether it asked
+    #: for them deflated
+    watchers: dict[asyncio.Queue[bytes | None], bool] = field(default_factory=dict)
     parts: list[Part] = field(default_factory=list)
     #: how many of ``parts`` the watchers have been sent (the rest go at the next tick)
     sent: int = 0
@@ -103,7 +132,9 @@ class Feed:
 
         ticker = asyncio.create_task(self._tick(), name=f"send {self.match_id}")
         try:
-            async with grpc.aio.insecure_channel(self.referee) as channel:
+            # the end carries the whole replay: a long match's is over gRPC's 4 MB default
+            options = [("grpc.max_receive_message_length", -1)]
+            async with grpc.aio.insecure_channel(self.referee, options=options) as channel:
                 stub = pb_grpc.ArenaServiceStub(channel)
                 request = pb.WatchMatchRequest(match_id=self.match_id, batches=True)
                 async for message in stub.WatchMatch(request):
@@ -138,8 +169,9 @@ class Feed:
         if self.sent < len(self.parts):
             event = _event("frames", _join(self.parts[self.sent :]))
             self.sent = len(self.parts)
-            for queue in self.watchers:
-                queue.put_nowait(event)
+            deflated = deflate(event) if any(self.watchers.values()) else b""
+            for queue, packed in self.watchers.items():
+                queue.put_nowait(deflated if packed else event)
 
     def _add(self, message: Any) -> None:
         """One step (a MatchEvents): its log entry; a frame if it comes with its position
@@ -188,27 +220,33 @@ class Feed:
     def _close(self) -> None:
         self.flush()
         self.ready.set()
-        for queue in self.watchers:
-            self._finish(queue)
+        for queue, packed in self.watchers.items():
+            self._finish(queue, packed)
 
-    def _finish(self, queue: asyncio.Queue[bytes | None]) -> None:
-        """The last event (the end, or why it cannot be watched), then the stream's end."""
+    def _finish(self, queue: asyncio.Queue[bytes | None], packed: bool) -> None:
+        """The last event (the end, or why it cannot be watched), then the stream's end
+        (``packed``: deflated, with the stream's final block)."""
         if self.ended is not None:
-            queue.put_nowait(_event("end", self.ended))
+            event = _event("end", self.ended)
         else:
-            queue.put_nowait(_event("problem", self.problem or "{}"))
+            event = _event("problem", self.problem or "{}")
+        queue.put_nowait(deflate(event) + DEFLATE_END if packed else event)
         queue.put_nowait(None)
 
-    def watch(self) -> tuple[bytes | None, asyncio.Queue[bytes | None]]:
+    def watch(self, packed: bool = False) -> tuple[bytes | None, asyncio.Queue[bytes | None]]:
         """A new watcher: its start event (None before the first frame) and its queue of
-        what follows, made together so that no frame is missed or sent twice."""
+        what follows, made together so that no frame is missed or sent twice; deflated
+        (:func:`deflate`) if ``packed``."""
         self.flush()
         queue: asyncio.Queue[bytes | None] = asyncio.Queue()
         if self.ended is not None or self.problem is not None:
-            self._finish(queue)
+            self._finish(queue, packed)
         else:
-            self.watchers.add(queue)
-        return (self.start_event() if self.parts else None), queue
+            self.watchers[queue] = packed
+        if not self.parts:
+            return None, queue
+        start = self.start_event()
+        return (deflate(start) if packed else start), queue
 
     def start_event(self) -> bytes:
         """Everything so far: the frames from where this feed began watching."""
@@ -219,12 +257,36 @@ class Feed:
         return _event("start", f"{head[:-1]},{doc[1:]}")
 
 
+WATCHING = b": watching\n\n"
+WATCHING_DEFLATED = deflate(WATCHING)
+
+
 class LiveHub:
     """The feeds of the matches browsers watch, on one referee."""
 
     def __init__(self, referee: str) -> None:
         self.referee = referee
         self.feeds: dict[str, Feed] = {}
+        #: the heads being looked up in the store, by match: a crowd that comes at once
+        #: (before any feed has its head) asks the store once
+        self._looking: dict[str, asyncio.Future[dict[str, Any]]] = {}
+
+    async def head(
+        self, match_id: str, look_up: Callable[[], Awaitable[dict[str, Any]]]
+    ) -> dict[str, Any]:
+        """The head of a match to watch: its feed's while it is watched (see
+        :meth:`watched`), else what ``look_up`` says, one look-up at a time per match
+        for every browser asking meanwhile (its exception, such as a match that is not
+        running, goes to each of them)."""
+        head = self.watched(match_id)
+        if head is not None:
+            return head
+        looking = self._looking.get(match_id)
+        if looking is None:
+            looking = self._looking[match_id] = asyncio.ensure_future(look_up())
+            looking.add_done_callback(lambda _: self._looking.pop(match_id, None))
+        # shielded: a browser that leaves does not cancel the others' look-up
+        return await asyncio.shield(looking)
 
     def watched(self, match_id: str) -> dict[str, Any] | None:
         """The head of the match's feed while it is being watched and has not ended
@@ -234,9 +296,12 @@ class LiveHub:
             return None
         return feed.head
 
-    async def stream(self, match_id: str, head: dict[str, Any]) -> AsyncIterator[bytes]:
+    async def stream(
+        self, match_id: str, head: dict[str, Any], packed: bool = False
+    ) -> AsyncIterator[bytes]:
         """A browser's server-sent events: ``start`` (the frames so far), then
-        ``frames`` as the match is played, then ``end`` or ``problem``."""
+        ``frames`` as the match is played, then ``end`` or ``problem``; raw deflate if
+        ``packed`` (each ``frames`` event deflated once for every such browser)."""
         feed = self.feeds.get(match_id)
         if feed is None or feed.task is None or feed.task.done():
             feed = self.feeds[match_id] = Feed(match_id, self.referee, head)
@@ -244,9 +309,9 @@ class LiveHub:
         queue: asyncio.Queue[bytes | None] | None = None
         feed.viewers += 1
         try:
-            yield b": watching\n\n"  # the response starts at once
+            yield WATCHING_DEFLATED if packed else WATCHING  # the response starts at once
             await feed.ready.wait()  # the first frame, or why there is none
-            start, queue = feed.watch()
+            start, queue = feed.watch(packed)
             if start is not None:
                 yield start
             while (event := await queue.get()) is not None:
@@ -254,7 +319,7 @@ class LiveHub:
         finally:
             feed.viewers -= 1
             if queue is not None:
-                feed.watchers.discard(queue)
+                feed.watchers.pop(queue, None)
             if not feed.viewers:
                 if self.feeds.get(match_id) is feed:
                     del self.feeds[match_id]

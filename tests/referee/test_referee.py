@@ -38,6 +38,8 @@ from arena.plugins import load_registry
 from arena.referee.codec import action_from_proto, action_to_proto, observation_to_proto
 from arena.v1 import arena_pb2 as pb
 
+from .conftest import wait_until
+
 
 def _load_wire() -> Any:
     """The wire helpers of misbehaving_bot.py (conftest.py loads the same file)."""
@@ -1457,6 +1459,34 @@ def test_hidden_information_audit_of_serialized_messages_to_bots_and_spectators(
     assert stats["events checked"] > 1000, stats
     assert stats["spectator views checked"] > 1000, stats
     assert sum(s.batches_received for _, _, s in started) > 0
+
+
+def test_batch_spectators_share_each_batch_and_a_late_one_starts_where_the_match_stands(
+    referee_server,
+):
+    """Two spectators asking for batches, the second from the middle of a fast match: it
+    starts with the position then (a batch of that one step, the engine's spectator
+    view), and from there gets the very bytes the first gets: the referee makes each
+    batch once for all of them. Every step from where each began, once, in order."""
+    ref = referee_server
+    match_id = ref.start_match("risk", ["house:random"] * 3, options={"turn-limit": "400"}, seed=11)
+    first = Spectator(ref.channel, match_id, batches=True)
+    wait_until(lambda: len(first.views) > 200, 60, "the first spectator to see 200 steps")
+    second = Spectator(ref.channel, match_id, batches=True)
+    info = ref.wait_match(match_id)
+    first.join()
+    second.join()
+    rec = from_json(json.loads(info.replay_json))
+    start = pb.SpectatorMessage.FromString(second.raws[0]).batch.steps
+    assert len(start) == 1 and start[0].view_json and not start[0].HasField("seat")
+    assert first.views[0][0] < start[0].steps < len(rec.steps)  # it began mid-match
+    shared = len(second.raws) - 1
+    assert shared > 2 and second.raws[1:] == first.raws[-shared:]
+    stats = _counter()
+    for spectator in (first, second):
+        assert view_problems(rec, spectator.views, stats, batches=True) == []
+        assert spectator.finished is not None and spectator.finished.status == "finished"
+    assert stats["spectator views checked"] > 4
 
 
 # --- the audit itself catches leaks --------------------------------------------------

@@ -185,6 +185,18 @@ def test_a_live_match_changes_on_the_page_and_its_bytes_hold_only_public_facts(
             "Network.eventSourceMessageReceived",
             lambda event: messages.append((event["eventName"], event["data"])),
         )
+        codings: list[str] = []  # the live stream's content-encoding, as Chromium got it
+        cdp.on(
+            "Network.responseReceived",
+            lambda event: (
+                event["response"]["url"].endswith("/live")
+                and codings.append(
+                    {k.lower(): v for k, v in event["response"]["headers"].items()}.get(
+                        "content-encoding", ""
+                    )
+                )
+            ),
+        )
         try:
             page.goto(f"{base}/matches/{match_id}")
             # waits, not speeds: on a busy machine pages and timers run late
@@ -225,6 +237,7 @@ def test_a_live_match_changes_on_the_page_and_its_bytes_hold_only_public_facts(
     assert last == len(record.steps)  # the page followed the match to its end
     step0, views, entries, ending = received_frames(messages)
     assert ending == "end"
+    assert codings == ["deflate"]  # Chromium asked for it, and read the events through it
     assert [name for name, _ in messages].count("frames") > 0  # pushed while it played
     assert views[0][0] == step0 and views[-1][0] == len(record.steps)  # to the end
     assert step0 + len(entries) - 1 == len(record.steps)  # every step's log from there on

@@ -12,7 +12,10 @@ import re
 import signal
 import subprocess
 import sys
+import threading
+import zlib
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from itertools import pairwise
 from pathlib import Path
@@ -20,14 +23,16 @@ from typing import Any
 
 import orjson
 import pytest
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from arena.engine.replay import from_json
 from arena.games.risk.odds import attack_odds
 from arena.store import Store
 from arena.v1 import arena_pb2 as pb
 from arena.web import frames
-from arena.web.live import Feed
+from arena.web.live import DEFLATE_END, Feed, LiveHub, accepts_deflate, deflate
 
+from .conftest import web_app
 from .test_live_browser import REGISTRY, referee_process, wait_until
 
 
@@ -161,3 +166,117 @@ def test_json_spaced_over_lines_still_makes_one_line_an_event() -> None:
     doc = orjson.loads(data.removeprefix("data: "))
     assert (doc["steps"], doc["keyframes"], doc["deltas"]) == ([3, 5], [{"a": 1}], [{}, {"a": 2}])
     assert doc["log"] == [[[None, []]], [[1, [{"e": "x"}]], [0, [{"e": "y"}]]]]
+
+
+def test_browsers_asking_at_once_look_the_match_up_once() -> None:
+    """A crowd opening a live match at once (before its feed has a head) waits on one
+    look-up in the store; its answer, or its error (a match that is not running), goes
+    to each of them; one that leaves does not cancel the others' look-up."""
+    hub = LiveHub("127.0.0.1:1")
+    asked: list[str] = []
+
+    async def look_up(answer: Any) -> dict[str, Any]:
+        asked.append("asked")
+        await asyncio.sleep(0.05)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    async def crowd() -> None:
+        head = {"game": "risk", "players": ["a", "b"], "board": {}}
+        many = [hub.head("m1", lambda: look_up(head)) for _ in range(10)]
+        leaving = asyncio.ensure_future(hub.head("m1", lambda: look_up(head)))
+        await asyncio.sleep(0.01)
+        leaving.cancel()
+        assert all(got is head for got in await asyncio.gather(*many))
+        assert asked == ["asked"] and leaving.cancelled()
+        # done: the next browser asks again (no feed was made: nobody watches it)
+        assert await hub.head("m1", lambda: look_up(head)) is head and len(asked) == 2
+        refused = StarletteHTTPException(409, "match m2 is finished, not running")
+        answers = await asyncio.gather(
+            *(hub.head("m2", lambda: look_up(refused)) for _ in range(5)), return_exceptions=True
+        )
+        assert answers == [refused] * 5 and len(asked) == 3
+
+    asyncio.run(crowd())
+
+
+def sse_events(raw: bytes) -> list[bytes]:
+    """A server-sent-event stream's events (comments dropped), as sent."""
+    return [e + b"\n\n" for e in raw.split(b"\n\n") if e and not e.startswith(b":")]
+
+
+def test_a_crowd_of_browsers_gets_the_same_frames_from_one_look_up(
+    referee: tuple[str, Path, Any],
+) -> None:
+    """Eight browsers open a fast match's live stream at once on `arena web --referee`,
+    half of them accepting deflate (as browsers do): each gets a start, frames and the
+    end, and from where each started the same events as the others; a deflated stream
+    inflates to just what a plain one gets, ends with deflate's final block, and holds
+    each frames event as the very bytes of the other deflated streams (deflated once
+    for all). A ninth, coming once the match is being played, starts where the crowd
+    is then and follows in step."""
+    address, db, stub = referee
+    with web_app(db, "--referee", address) as base:
+        host, port = base.removeprefix("http://").split(":")
+        request = pb.RunMatchRequest(
+            game="risk", players=["house:random"] * 3, options={"turn-limit": "1000"}
+        )
+        match_id = stub.RunMatch(request, timeout=30).match_id
+        framed = threading.Event()  # a browser of the crowd has had frames
+
+        def watch(packed: bool) -> tuple[bytes, list[bytes]]:
+            """(the body as sent, its events)"""
+            connection = http.client.HTTPConnection(host, int(port), timeout=120)
+            try:
+                accept = "gzip, deflate, br" if packed else "identity"
+                path = f"/api/matches/{match_id}/live"
+                connection.request("GET", path, headers={"accept-encoding": accept})
+                answer = connection.getresponse()
+                assert answer.status == 200, answer.read()
+                assert answer.getheader("content-encoding") == ("deflate" if packed else None)
+                raw = body = b""
+                inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+                while chunk := answer.read1(65536):
+                    raw += chunk
+                    body += inflater.decompress(chunk) if packed else chunk
+                    if b"event: frames" in body:
+                        framed.set()
+                assert inflater.eof == packed and not inflater.unused_data
+                return raw, sse_events(body)
+            finally:
+                connection.close()
+
+        with ThreadPoolExecutor(9) as pool:
+            crowd = [pool.submit(watch, number % 2 == 0) for number in range(8)]
+            framed.wait(60)
+            late = pool.submit(watch, True)
+            raws, streams = zip(*(f.result(timeout=300) for f in [*crowd, late]), strict=True)
+    for events in streams:
+        assert events[0].startswith(b"event: start\n") and events[-1].startswith(b"event: end\n")
+        assert all(e.startswith(b"event: frames\n") for e in events[1:-1])
+    # from the latest start on, every browser got the same events
+    shortest = min(len(events) for events in streams)
+    assert len(streams[-1]) == shortest > 3  # the late one missed events the crowd got
+    tails = {b"".join(events[-(shortest - 1) :]) for events in streams}
+    assert len(tails) == 1
+    # ... and each deflated browser the same bytes for them
+    shared = b"".join(deflate(event) for event in streams[-1][1:]) + DEFLATE_END
+    assert len(shared) < len(tails.pop()) / 3
+    assert all(raws[number].endswith(shared) for number in (0, 2, 4, 6, 8))
+    # the late one's start is where the others were then: its frames and log are theirs
+    first = orjson.loads(streams[0][0].split(b"data: ", 1)[1])
+    for event in streams[0][1 : len(streams[0]) - shortest + 1]:
+        more = orjson.loads(event.split(b"data: ", 1)[1])
+        for key in ("keyframes", "deltas", "steps", "log"):
+            first[key] += more[key]
+    assert orjson.loads(streams[-1][0].split(b"data: ", 1)[1]) == first
+
+
+def test_which_clients_get_deflate() -> None:
+    """Deflate for an Accept-Encoding that takes it (or any coding), not for one that
+    refuses it with q=0 or does not name it."""
+    takes = ["gzip, deflate, br, zstd", "deflate", "DEFLATE;q=0.5", "*", "gzip, *;q=0.1"]
+    refuses = ["", "identity", "gzip, br", "deflate;q=0", "deflate;q=0.0, gzip", "*;q=0"]
+    assert all(accepts_deflate(header) for header in takes)
+    assert not any(accepts_deflate(header) for header in refuses)
