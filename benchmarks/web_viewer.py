@@ -182,7 +182,7 @@ async def _viewer(
     opened = time.perf_counter() - started
     headers = (await reader.readuntil(b"\r\n\r\n")).lower()
     deflated = b"content-encoding: deflate" in headers
-    inflater = zlib.decompressobj(-zlib.MAX_WBITS) if deflated else None
+    inflater = zlib.decompressobj() if deflated else None
     received = len(status) + len(headers)
     tail = b""
     while b"event: end" not in tail and b"event: problem" not in tail:

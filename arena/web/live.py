@@ -32,6 +32,10 @@ import orjson
 
 from arena.web import frames
 
+#: a browser's queue: each event as sent plain and deflated (b"" if nobody asked), then
+#: None for the end
+Queue = asyncio.Queue[tuple[bytes, bytes] | None]
+
 log = logging.getLogger(__name__)
 #: the largest battle (attacking x defending armies) a live view gives odds for: the web
 #: computes them in its event loop as the match is played
@@ -48,9 +52,32 @@ def _event(kind: str, text: str) -> bytes:
 def deflate(data: bytes) -> bytes:
     """``data`` as deflate blocks that stand alone (raw deflate, a compressor of its own,
     ending on a byte boundary): a stream of such pieces, in any order that a browser is
-    sent them, inflates to the pieces' data, so one piece serves every browser."""
+    sent them, inflates to the pieces' data, so one piece serves every browser. A
+    browser's stream wraps them as HTTP's ``deflate`` coding is (zlib, RFC 1950): a
+    header first, and last the final block and the Adler-32 of what it inflates to
+    (:class:`Inflatable`)."""
     packer = zlib.compressobj(DEFLATE_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
     return packer.compress(data) + packer.flush(zlib.Z_FULL_FLUSH)
+
+
+class Inflatable:
+    """One browser's deflated stream: the pieces it is sent, wrapped as zlib (its header
+    first, and at the end the final block and the Adler-32 of all it inflates to; each
+    browser starts where it starts, so the checksum is its own)."""
+
+    def __init__(self) -> None:
+        self.adler = zlib.adler32(b"")
+
+    def first(self, event: bytes) -> bytes:
+        return ZLIB_HEADER + self.piece(event, deflate(event))
+
+    def piece(self, event: bytes, deflated: bytes) -> bytes:
+        """``deflated`` (:func:`deflate` of ``event``), counting ``event`` in."""
+        self.adler = zlib.adler32(event, self.adler)
+        return deflated
+
+    def end(self) -> bytes:
+        return DEFLATE_END + self.adler.to_bytes(4, "big")
 
 
 def accepts_deflate(accept_encoding: str) -> bool:
@@ -66,7 +93,9 @@ def accepts_deflate(accept_encoding: str) -> bool:
     return False
 
 
-#: the last piece of a deflated stream: an empty final block
+#: the first piece of a deflated stream: zlib's header (deflate, a 32 KB window, fastest)
+ZLIB_HEADER = b"\x78\x01"
+#: the final block of a deflated stream (empty); zlib's Adler-32 follows it
 DEFLATE_END = b"\x03\x00"
 #: how hard the web compresses (1: fastest; the frames' JSON shrinks about 7 times)
 DEFLATE_LEVEL = 1
@@ -100,9 +129,9 @@ class Feed:
     match_id: str
     referee: str
     head: dict[str, Any]  # game, players, board: what the start event says besides frames
-    #: each browser's queue of encoded events (None: the end), and whether it asked
-    #: for them deflated
-    watchers: dict[asyncio.Queue[bytes | None], bool] = field(default_factory=dict)
+    #: each browser's queue of events (None: the end), each with its deflated bytes if
+    #: the browser asked for them deflated (b"" if not), and whether it did
+    watchers: dict[Queue, bool] = field(default_factory=dict)
     parts: list[Part] = field(default_factory=list)
     #: how many of ``parts`` the watchers have been sent (the rest go at the next tick)
     sent: int = 0
@@ -170,8 +199,8 @@ class Feed:
             event = _event("frames", _join(self.parts[self.sent :]))
             self.sent = len(self.parts)
             deflated = deflate(event) if any(self.watchers.values()) else b""
-            for queue, packed in self.watchers.items():
-                queue.put_nowait(deflated if packed else event)
+            for queue in self.watchers:
+                queue.put_nowait((event, deflated))
 
     def _add(self, message: Any) -> None:
         """One step (a MatchEvents): its log entry; a frame if it comes with its position
@@ -223,30 +252,29 @@ class Feed:
         for queue, packed in self.watchers.items():
             self._finish(queue, packed)
 
-    def _finish(self, queue: asyncio.Queue[bytes | None], packed: bool) -> None:
+    def _finish(self, queue: Queue, packed: bool) -> None:
         """The last event (the end, or why it cannot be watched), then the stream's end
-        (``packed``: deflated, with the stream's final block)."""
+        (``packed``: deflated too)."""
         if self.ended is not None:
             event = _event("end", self.ended)
         else:
             event = _event("problem", self.problem or "{}")
-        queue.put_nowait(deflate(event) + DEFLATE_END if packed else event)
+        queue.put_nowait((event, deflate(event) if packed else b""))
         queue.put_nowait(None)
 
-    def watch(self, packed: bool = False) -> tuple[bytes | None, asyncio.Queue[bytes | None]]:
+    def watch(self, packed: bool = False) -> tuple[bytes | None, Queue]:
         """A new watcher: its start event (None before the first frame) and its queue of
-        what follows, made together so that no frame is missed or sent twice; deflated
-        (:func:`deflate`) if ``packed``."""
+        what follows (deflated too if ``packed``), made together so that no frame is
+        missed or sent twice."""
         self.flush()
-        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        queue: Queue = asyncio.Queue()
         if self.ended is not None or self.problem is not None:
             self._finish(queue, packed)
         else:
             self.watchers[queue] = packed
         if not self.parts:
             return None, queue
-        start = self.start_event()
-        return (deflate(start) if packed else start), queue
+        return self.start_event(), queue
 
     def start_event(self) -> bytes:
         """Everything so far: the frames from where this feed began watching."""
@@ -258,7 +286,6 @@ class Feed:
 
 
 WATCHING = b": watching\n\n"
-WATCHING_DEFLATED = deflate(WATCHING)
 
 
 class LiveHub:
@@ -300,22 +327,28 @@ class LiveHub:
         self, match_id: str, head: dict[str, Any], packed: bool = False
     ) -> AsyncIterator[bytes]:
         """A browser's server-sent events: ``start`` (the frames so far), then
-        ``frames`` as the match is played, then ``end`` or ``problem``; raw deflate if
-        ``packed`` (each ``frames`` event deflated once for every such browser)."""
+        ``frames`` as the match is played, then ``end`` or ``problem``; as HTTP's
+        ``deflate`` coding if ``packed`` (each ``frames`` event deflated once for every
+        such browser: :class:`Inflatable`)."""
         feed = self.feeds.get(match_id)
         if feed is None or feed.task is None or feed.task.done():
             feed = self.feeds[match_id] = Feed(match_id, self.referee, head)
             feed.task = asyncio.create_task(feed.run(), name=f"watch {match_id}")
-        queue: asyncio.Queue[bytes | None] | None = None
+        queue: Queue | None = None
+        zlib_stream = Inflatable() if packed else None
         feed.viewers += 1
         try:
-            yield WATCHING_DEFLATED if packed else WATCHING  # the response starts at once
+            # the response starts at once
+            yield zlib_stream.first(WATCHING) if zlib_stream else WATCHING
             await feed.ready.wait()  # the first frame, or why there is none
             start, queue = feed.watch(packed)
             if start is not None:
-                yield start
-            while (event := await queue.get()) is not None:
-                yield event
+                yield zlib_stream.piece(start, deflate(start)) if zlib_stream else start
+            while (item := await queue.get()) is not None:
+                event, deflated = item
+                yield zlib_stream.piece(event, deflated) if zlib_stream else event
+            if zlib_stream:
+                yield zlib_stream.end()
         finally:
             feed.viewers -= 1
             if queue is not None:
