@@ -193,10 +193,17 @@ def from_replay(
     for a ``since`` outside 0 to the number of steps. The garbage collector is off
     meanwhile (:func:`paused_gc`).
     """
-    if not 0 <= since <= len(record.steps):
-        raise ValueError(f"since {since}: the replay has steps 0 to {len(record.steps)}")
+    first = first_frame(since, len(record.steps))
     with paused_gc():
-        return _from_replay(record, registry, reveal, since // KEYFRAME_EVERY * KEYFRAME_EVERY)
+        return _from_replay(record, registry, reveal, first)
+
+
+def first_frame(since: int, steps: int) -> int:
+    """The frame a build asked for from step ``since`` starts at: the keyframe at or
+    before it. Raises ValueError for a ``since`` outside 0 to ``steps``."""
+    if not 0 <= since <= steps:
+        raise ValueError(f"since {since}: the replay has steps 0 to {steps}")
+    return since // KEYFRAME_EVERY * KEYFRAME_EVERY
 
 
 def _replay_error(index: int, exc: Exception) -> ValueError:

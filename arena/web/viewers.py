@@ -64,12 +64,7 @@ class FrameCache:
         ValueError for a ``since`` outside the replay's steps or a replay that does not
         re-simulate."""
         data.check_replay_shown(store, match_id)  # the secrets' rules, at every request
-        first = 0
-        if since != 0:
-            steps = self.steps(store, match_id)
-            if not 0 <= since <= steps:
-                raise ValueError(f"since {since}: the replay has steps 0 to {steps}")
-            first = since // frames.KEYFRAME_EVERY * frames.KEYFRAME_EVERY
+        first = frames.first_frame(since, self.steps(store, match_id)) if since else 0
         key = (match_id, reveal, first)
         with self._guard:
             if key in self._built:
