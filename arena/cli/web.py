@@ -35,6 +35,7 @@ def serve(
     listener: socket.socket,
     say: Callable[[str], str],
     referee: str | None = None,
+    prebuild: bool = True,
 ) -> int:
     """Serve the web app (uvicorn) on the store, read-only, on ``listener`` (see
     :func:`listen`; port 0 takes a free port, and the URL names it) until interrupted;
@@ -42,13 +43,16 @@ def serve(
     (live matches, tournaments), uvicorn shuts down, then raises the interrupt again,
     which ``main`` turns into exit status 130 without a traceback. A response still
     going after :data:`GRACEFUL_S` (a browser that stopped reading) is cancelled: one
-    Ctrl-C is enough."""
+    Ctrl-C is enough. ``prebuild``: build the frames of matches as they end, ahead of
+    their first viewer (:mod:`arena.web.prebuild`)."""
     import uvicorn
 
     from arena.web import create_app
+    from arena.web.prebuild import POLL_S
 
     with listener:
-        app = create_app(db, referee=referee)  # a bad store fails here, in one line
+        # a bad store fails here, in one line
+        app = create_app(db, referee=referee, prebuild_s=None if not prebuild else POLL_S)
         # What exists now (modules, FastAPI's and SQLAlchemy's machinery, the games:
         # about 100,000 objects) lives as long as the process: out of the garbage
         # collector's way, its full collections walk only what requests make (each walk
@@ -69,6 +73,7 @@ def cmd_web(args: argparse.Namespace) -> int:
         listen(args.host, args.port, "--port"),
         lambda url: f"arena web: {url}/ (store {args.db}, read-only)",
         referee=args.referee,
+        prebuild=args.prebuild,
     )
 
 
@@ -101,6 +106,13 @@ def add_parsers(sub: Any) -> None:
         "--port", type=port_number, default=8000, help="port (default 8000; 0: a free one)"
     )
     web.add_argument("--referee", help="HOST:PORT of a referee whose health the home page shows")
+    web.add_argument(
+        "--no-prebuild",
+        dest="prebuild",
+        action="store_false",
+        help="do not build the frames of matches as they end (a long replay's first "
+        "viewer then waits for them)",
+    )
     db_option(web)
     web.set_defaults(func=cmd_web)
 

@@ -29,7 +29,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from arena.store.readonly import ReadOnlyStore
-from arena.web import data, live, progress, svg, viewers
+from arena.web import data, live, prebuild, progress, svg, viewers
 from arena.web.cache import Boards
 
 HERE = Path(__file__).resolve().parent
@@ -39,10 +39,17 @@ WARM_JOIN_S = 10.0
 PAGE: dict[str, Any] = {"response_class": HTMLResponse, "include_in_schema": False}
 
 
-def create_app(db_url: str, referee: str | None = None, poll_s: float = progress.POLL_S) -> FastAPI:
+def create_app(
+    db_url: str,
+    referee: str | None = None,
+    poll_s: float = progress.POLL_S,
+    prebuild_s: float | None = prebuild.POLL_S,
+) -> FastAPI:
     """The app on the store at ``db_url``; ``referee`` (HOST:PORT), if given, is the
     referee whose health the home page shows; ``poll_s``: how often a running
-    tournament's event stream looks at the store."""
+    tournament's event stream looks at the store; ``prebuild_s``: how often the store is
+    looked at for matches that ended, whose frames are then built ahead of their first
+    viewer (:mod:`arena.web.prebuild`; None: not built ahead)."""
     from arena.plugins import load_registry
 
     store = ReadOnlyStore(db_url)
@@ -63,8 +70,17 @@ def create_app(db_url: str, referee: str | None = None, poll_s: float = progress
         )
         warm = threading.Thread(target=_warm, args=(cache, stopping), name="warm", daemon=True)
         warm.start()
+        ahead = None
+        if prebuilder is not None:
+            ahead = threading.Thread(
+                target=prebuilder.run, args=(stopping,), name="prebuild", daemon=True
+            )
+            ahead.start()
         yield
         stopping.set()
+        if prebuilder is not None and ahead is not None:
+            prebuilder.stop()
+            ahead.join(timeout=WARM_JOIN_S)
         # a thread still in numpy or SQLite as the interpreter exits can crash it: wait
         # for the board being read (a big store's first read may outlast this: left then)
         warm.join(timeout=WARM_JOIN_S)
@@ -85,6 +101,13 @@ def create_app(db_url: str, referee: str | None = None, poll_s: float = progress
     app.state.boards = cache
     app.state.referee = referee
     frame_cache = viewers.FrameCache(registry)
+    prebuilder = (
+        None
+        if prebuild_s is None
+        else prebuild.Prebuilder(store, frame_cache, db_url, poll_s=prebuild_s)
+    )
+    app.state.frames = frame_cache
+    app.state.prebuilder = prebuilder
     templates = Jinja2Templates(directory=HERE / "templates")
     templates.env.globals.update(bar=svg.bar, history_plot=svg.history_plot)
     templates.env.filters["elo"] = lambda v: f"{v:.0f}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -66,32 +67,80 @@ class FrameCache:
         data.check_replay_shown(store, match_id)  # the secrets' rules, at every request
         first = frames.first_frame(since, self.steps(store, match_id)) if since else 0
         key = (match_id, reveal, first)
-        with self._guard:
-            if key in self._built:
-                self._built.move_to_end(key)
-                return self._built[key]
-            lock = self._locks.setdefault(key, threading.Lock())
-        with lock:
-            with self._guard:
-                if key in self._built:
-                    return self._built[key]
+        entry = self._kept(key)
+        if entry is not None:
+            return entry
+        # a build under way (a viewer's, or the prebuilder's) is waited for, not repeated
+        with self._lock_of(key):
+            entry = self._kept(key)
+            if entry is not None:
+                return entry
             try:
                 entry = self._build(store, match_id, reveal, first)
             except BaseException:
-                with self._guard:
-                    self._locks.pop(key, None)
+                self._forget_lock(key)
                 raise
-            with self._guard:
-                self._built[key] = entry
-                while len(self._built) > self.size:
-                    old, _ = self._built.popitem(last=False)
-                    self._locks.pop(old, None)
+            self._keep(key, entry)
             return entry
+
+    def prebuild(
+        self,
+        store: Store,
+        match_id: str,
+        build: Callable[[str, list[int]], list[dict[str, Any]]],
+    ) -> bool:
+        """Builds now, with ``build(match_id, [0])`` (:func:`build_entries`, maybe in
+        another process), the whole frames of a replay, which its first viewer then
+        finds kept (:meth:`for_page` takes them for a long replay's page too); a viewer
+        who asks meanwhile waits for them. False if they were kept already. Raises as
+        :meth:`get` does, and whatever ``build`` raises (nothing is kept then)."""
+        data.check_replay_shown(store, match_id)
+        key = (match_id, False, 0)
+        with self._lock_of(key):
+            if self._kept(key, touch=False) is not None:
+                return False
+            try:
+                (entry,) = build(match_id, [0])
+            except BaseException:
+                self._forget_lock(key)
+                raise
+            self._keep(key, entry)
+        return True
+
+    def _kept(self, key: _Key, touch: bool = True) -> dict[str, Any] | None:
+        with self._guard:
+            entry = self._built.get(key)
+            if entry is not None and touch:
+                self._built.move_to_end(key)
+            return entry
+
+    def _lock_of(self, key: _Key) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(key, threading.Lock())
+
+    def _forget_lock(self, key: _Key) -> None:
+        with self._guard:
+            if key not in self._built:
+                self._locks.pop(key, None)
+
+    def _keep(self, key: _Key, entry: dict[str, Any]) -> None:
+        with self._guard:
+            self._built[key] = entry
+            self._built.move_to_end(key)
+            while len(self._built) > self.size:
+                old, _ = self._built.popitem(last=False)
+                self._locks.pop(old, None)
 
     def for_page(self, store: Store, match_id: str) -> dict[str, Any]:
         """The build the match page draws from: the whole frames of a replay of up to
-        :data:`TAIL_STEPS` steps, else its tail (:func:`tail_start`); the page needs
-        only the last view, and the viewer starts with the same frames."""
+        :data:`TAIL_STEPS` steps, or of a longer one whose whole frames are kept already
+        (built ahead, or viewed before: the viewer then loads them at once), else its
+        tail (:func:`tail_start`); the page needs only the last view, and the viewer
+        starts with the same frames."""
+        whole = self._kept((match_id, False, 0))
+        if whole is not None:
+            data.check_replay_shown(store, match_id)
+            return whole
         return self.get(store, match_id, since=tail_start(self.steps(store, match_id)))
 
     def steps(self, store: Store, match_id: str) -> int:
@@ -109,24 +158,38 @@ class FrameCache:
         return steps
 
     def _build(self, store: Store, match_id: str, reveal: bool, first: int) -> dict[str, Any]:
-        # the replay and the frames are trees of a million lists and dicts, made, turned
-        # into JSON and let go: the collector stays off until they are gone, or it
-        # scans them as they grow and once more before they are freed (a third of the
-        # time, and more in a big heap: docs/benchmarks.md, "Where the targets stand")
-        with frames.paused_gc():
-            record = from_json(data.replay_doc(store, match_id))
-            if record.game not in GAMES:
-                raise data.NotFound(f"no viewer for {record.game} matches")
-            built = frames.from_replay(record, self.registry, reveal, first)
-            entry = {
-                "json": orjson.dumps(built),
-                "final": built["final"],
-                "board": built["board"],
-                "frames": built["frames"],
-                "first": built["first"],
-            }
-            del built, record
-        return entry
+        return build_entries(store, self.registry, match_id, [first], reveal)[0]
+
+
+def build_entries(
+    store: Store, registry: Any, match_id: str, firsts: list[int], reveal: bool = False
+) -> list[dict[str, Any]]:
+    """The cache's entries of a replay's frames from each of ``firsts`` (keyframes: see
+    :func:`frames.first_frame`), from one reading of the replay. The caller has checked
+    that it may be shown."""
+    # the replay and the frames are trees of a million lists and dicts, made, turned
+    # into JSON and let go: the collector stays off until they are gone, or it
+    # scans them as they grow and once more before they are freed (a third of the
+    # time, and more in a big heap: docs/benchmarks.md, "Where the targets stand")
+    with frames.paused_gc():
+        record = from_json(data.replay_doc(store, match_id))
+        if record.game not in GAMES:
+            raise data.NotFound(f"no viewer for {record.game} matches")
+        entries = []
+        for first in firsts:
+            built = frames.from_replay(record, registry, reveal, first)
+            entries.append(
+                {
+                    "json": orjson.dumps(built),
+                    "final": built["final"],
+                    "board": built["board"],
+                    "frames": built["frames"],
+                    "first": built["first"],
+                }
+            )
+            del built
+        del record
+    return entries
 
 
 def page(

@@ -1,0 +1,233 @@
+"""Frames built as matches end (arena.web.prebuild): a match that ends while the web runs
+has its frames made by a worker process before anyone asks, byte for byte what a viewer's
+request would build; a viewer who asks meanwhile waits for that build; hidden replays are
+not built; a worker killed mid-build loses nothing; the web stopping ends the worker."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from arena.plugins import load_registry
+from arena.store import Store
+from arena.store.readonly import ReadOnlyStore
+from arena.tournament.executor import LocalExecutor
+from arena.tournament.runner import TournamentSpec, create_tournament, run_tournament
+from arena.web import browser, create_app, viewers
+from arena.web.prebuild import Prebuilder
+
+from .conftest import long_replay
+
+
+def wait_for(condition, what: str, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {timeout_s:.0f} s for {what}"
+        time.sleep(0.05)
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    # a zombie (not reaped) still answers: look at its state
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
+    except FileNotFoundError:
+        return True
+
+
+@pytest.fixture(scope="module")
+def long_text() -> str:
+    return long_replay()
+
+
+def counting_builds(cache: viewers.FrameCache) -> list[tuple]:
+    """The builds the web makes itself from now on (the real method, counted)."""
+    calls: list[tuple] = []
+    build = cache._build
+
+    def counted(*args):
+        calls.append(args[1:])
+        return build(*args)
+
+    cache._build = counted  # type: ignore[method-assign]
+    return calls
+
+
+def test_a_match_that_ends_while_the_web_runs_has_its_frames_built_ahead(
+    tmp_path: Path, long_text: str
+):
+    db = tmp_path / "arena.db"
+    before = browser.store_replay(db, long_text)  # ended before the web started
+    app = create_app(str(db), prebuild_s=0.05)
+    prebuilder, cache = app.state.prebuilder, app.state.frames
+    with TestClient(app) as web:
+        wait_for(lambda: prebuilder._looked, "the first look")
+        match_id = browser.store_replay(db, long_text)
+        wait_for(lambda: match_id in prebuilder.built, "the frames built ahead")
+        assert before not in prebuilder.built
+        worker = prebuilder.worker.pid
+        assert worker is not None and worker != os.getpid()
+
+        builds = counting_builds(cache)
+        tail = viewers.tail_start(cache.steps(app.state.store, match_id))
+        assert tail > 0, "a replay long enough that its page would start from its tail"
+        page = web.get(f"/matches/{match_id}")
+        # the whole frames are kept: the page takes them, and its viewer loads them at once
+        assert page.status_code == 200 and 'id="viewer"' in page.text
+        assert "data-first=" not in page.text
+        whole = web.get(f"/api/matches/{match_id}/frames")
+        assert whole.status_code == 200
+        assert builds == [], "the page and the frames came from the build made ahead"
+
+        # byte for byte what the web would have built itself
+        store = ReadOnlyStore(str(db))
+        try:
+            made = viewers.build_entries(store, load_registry(), match_id, [0])
+        finally:
+            store.close()
+        assert whole.content == made[0]["json"]
+
+        # a match that ended before the web started is built when first viewed: its
+        # page from its tail, then the whole frames
+        assert f'data-first="{tail}"' in web.get(f"/matches/{before}").text
+        assert web.get(f"/api/matches/{before}/frames").content == whole.content
+        assert builds == [(before, False, tail), (before, False, 0)]
+    assert gone(worker), "the web stopping ended its frames' worker"
+
+
+def test_a_viewer_who_asks_during_a_build_ahead_waits_for_it(tmp_path: Path, long_text: str):
+    db = tmp_path / "arena.db"
+    match_id = browser.store_replay(db, long_text)
+    store = ReadOnlyStore(str(db))
+    registry = load_registry()
+    cache = viewers.FrameCache(registry)
+    builds = counting_builds(cache)
+    release, building = threading.Event(), threading.Event()
+
+    def slow_build(mid: str, firsts: list[int]) -> list[dict]:
+        building.set()
+        assert release.wait(30)
+        return viewers.build_entries(store, registry, mid, firsts)
+
+    got: dict[str, dict] = {}
+    try:
+        ahead = threading.Thread(target=cache.prebuild, args=(store, match_id, slow_build))
+        ahead.start()
+        assert building.wait(30)
+        viewer = threading.Thread(target=lambda: got.update(entry=cache.get(store, match_id)))
+        viewer.start()
+        viewer.join(0.5)
+        assert viewer.is_alive() and not got, "the viewer waits for the build under way"
+        release.set()
+        ahead.join(30)
+        viewer.join(30)
+        assert got["entry"] is cache.get(store, match_id), "the viewer has the build made ahead"
+        assert builds == []
+        # kept: asked again, nothing more is built
+        assert cache.prebuild(store, match_id, slow_build) is False
+    finally:
+        release.set()
+        store.close()
+
+
+def test_a_replay_that_may_not_be_shown_yet_is_not_built_ahead(tmp_path: Path):
+    db = tmp_path / "arena.db"
+    store = Store(str(db))
+    spec = TournamentSpec(
+        game="stratego", bots=["random", "heuristic"], seats=2, games_per_pairing=4
+    )
+    tournament = create_tournament(store, spec)
+    checked: list[str] = []
+    reader = ReadOnlyStore(str(db))
+    cache = viewers.FrameCache(load_registry())
+    prebuilder = Prebuilder(reader, cache, str(db), poll_s=0.05)
+
+    def while_running(progress) -> None:
+        if progress.finished != 2 or checked:
+            return
+        # as the web would on seeing them finish: each of the finished two refused
+        for m in store.tournament_matches(tournament.id, ["finished"]):
+            assert prebuilder.build(m.id) is False
+            checked.append(m.id)
+
+    try:
+        prebuilder.look()
+        run_tournament(store, tournament.id, LocalExecutor(workers=0), progress=while_running)
+        assert len(checked) == 2
+        assert prebuilder.worker.pid is None, "no worker was started: nothing went to one"
+        assert list(prebuilder.built) == []
+        # the tournament has ended: its replays may be shown, and are built
+        assert prebuilder.build(checked[0]) is True
+    finally:
+        prebuilder.worker.close()
+        reader.close()
+        store.close()
+
+
+def test_a_worker_killed_mid_build_loses_nothing(tmp_path: Path, long_text: str):
+    db = tmp_path / "arena.db"
+    first = browser.store_replay(db, long_text)
+    second = browser.store_replay(db, long_text)
+    reader = ReadOnlyStore(str(db))
+    registry = load_registry()
+    cache = viewers.FrameCache(registry)
+    prebuilder = Prebuilder(reader, cache, str(db))
+    result: list[bool] = []
+    try:
+        ahead = threading.Thread(target=lambda: result.append(prebuilder.build(first)))
+        ahead.start()
+        wait_for(lambda: prebuilder.worker.pid is not None, "the worker started")
+        killed = prebuilder.worker.pid
+        os.kill(killed, signal.SIGKILL)
+        ahead.join(60)
+        assert result == [False], "the build in the killed worker is given up"
+        assert gone(killed)
+        # the next match starts a new worker, and is built
+        assert prebuilder.build(second) is True
+        assert prebuilder.worker.pid not in (None, killed)
+        # the first is built when first viewed, as without a prebuilder
+        builds = counting_builds(cache)
+        entry = cache.get(reader, first)
+        assert builds == [(first, False, 0)]
+        assert entry["json"] == cache.get(reader, second)["json"]  # the same replay
+    finally:
+        prebuilder.worker.close()
+        reader.close()
+
+
+def whole_frames_kept(base: str, match_id: str) -> bool:
+    """The match page of a long replay starts its viewer from its tail unless the web
+    keeps the whole frames (data-first: where the page's frames start)."""
+    with urllib.request.urlopen(f"{base}/matches/{match_id}", timeout=30) as answer:
+        return "data-first=" not in answer.read().decode()
+
+
+@pytest.mark.parametrize("flags", [(), ("--no-prebuild",)], ids=["default", "no-prebuild"])
+def test_arena_web_builds_ahead_unless_told_not_to(tmp_path: Path, long_text: str, flags):
+    db = tmp_path / "arena.db"
+    browser.store_replay(db, long_text)
+    with browser.serve(db, *flags) as base:
+        # a match ends every second (the web's first look, 2 s after it starts, may
+        # come after the first of them: those it notes, and does not build)
+        ended: list[str] = []
+        deadline = time.monotonic() + (60 if not flags else 6)
+        while time.monotonic() < deadline:
+            ended.append(browser.store_replay(db, long_text))
+            time.sleep(1)
+            if not flags and any(whole_frames_kept(base, m) for m in ended[-3:]):
+                break
+        kept = [m for m in ended if whole_frames_kept(base, m)]
+        if flags:
+            assert kept == [], "built ahead with --no-prebuild"
+        else:
+            assert kept, "no match's frames were built ahead"
