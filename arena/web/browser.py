@@ -84,7 +84,7 @@ def serve(db: Path | str, *extra: str, timeout_s: float = 60.0) -> Iterator[str]
             process.stdout.close()
 
 
-def store_replay(db: Path, text: str) -> str:
+def store_replay(db: Path | str, text: str) -> str:
     """The store at ``db`` (made if missing) holding the replay ``text`` as a finished
     match of house:random (a match of no tournament: its replay is shown at once); the
     match's id. The long replays the viewer's tests and benchmark open."""

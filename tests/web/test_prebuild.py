@@ -64,9 +64,9 @@ def counting_builds(cache: viewers.FrameCache) -> list[tuple]:
 
 
 def test_a_match_that_ends_while_the_web_runs_has_its_frames_built_ahead(
-    tmp_path: Path, long_text: str
+    database_url: str, long_text: str
 ):
-    db = tmp_path / "arena.db"
+    db = database_url  # SQLite and PostgreSQL
     before = browser.store_replay(db, long_text)  # ended before the web started
     app = create_app(str(db), prebuild_s=0.05)
     prebuilder, cache = app.state.prebuilder, app.state.frames
