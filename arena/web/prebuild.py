@@ -180,6 +180,7 @@ class Prebuilder:
         self._since: datetime | None = None
         self._seen: dict[str, datetime] = {}
         self._looked = False
+        self._stopping = False
 
     def look(self) -> list[str]:
         """The matches (with a viewer) finished since the last look, newest first, at
@@ -219,7 +220,8 @@ class Prebuilder:
         except (PermissionError, data.NotFound):
             return False
         except (ValueError, WorkerDied) as exc:
-            log.warning("frames of match %s not built ahead: %s", match_id, exc)
+            if not self._stopping:  # the web stopping ends the worker: nothing to say
+                log.warning("frames of match %s not built ahead: %s", match_id, exc)
             return False
         finally:
             self.building = None
@@ -246,4 +248,5 @@ class Prebuilder:
     def stop(self) -> None:
         """Ends a build under way at once (from another thread: the web stopping); the
         thread in :meth:`run` returns once its ``stop`` event is set."""
+        self._stopping = True
         self.worker.terminate()

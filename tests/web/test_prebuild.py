@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -231,3 +233,65 @@ def test_arena_web_builds_ahead_unless_told_not_to(tmp_path: Path, long_text: st
             assert kept == [], "built ahead with --no-prebuild"
         else:
             assert kept, "no match's frames were built ahead"
+
+
+def test_ctrl_c_during_builds_ahead_ends_arena_web_at_once_and_quietly(
+    tmp_path: Path, long_text: str
+):
+    db = tmp_path / "arena.db"
+    browser.store_replay(db, long_text)
+    port = browser.free_port()
+    web = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "web", "--db", str(db), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        wait_for(lambda: web.stdout.readline().startswith("arena web: http"), "the web")
+        # matches end while it runs, until its frames' worker is seen building one
+        deadline = time.monotonic() + 60
+        busy = False
+        while not busy:
+            assert time.monotonic() < deadline, "the frames' worker was never seen building"
+            browser.store_replay(db, long_text)
+            until = time.monotonic() + 3  # the next look comes within 2 s
+            while not busy and time.monotonic() < until:
+                workers = [
+                    child
+                    for server in descendants(web.pid, "multiprocessing.forkserver")
+                    for child in descendants(server)
+                ]
+                before = [cpu_ticks(w) for w in workers]
+                time.sleep(0.03)
+                busy = any(cpu_ticks(w) > b for w, b in zip(workers, before, strict=True))
+        helpers = descendants(web.pid)
+        web.send_signal(signal.SIGINT)
+        said, _ = web.communicate(timeout=15)
+        assert web.returncode == 130
+        assert said == "", f"Ctrl-C printed {said!r}"
+        wait_for(lambda: all(gone(pid) for pid in helpers), "the web's helpers to end", 15)
+    finally:
+        if web.poll() is None:
+            web.kill()
+            web.wait()
+
+
+def cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def descendants(pid: int, named: str = "") -> list[int]:
+    """The processes ``pid`` started, and theirs (their command line holds ``named``)."""
+    out, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        children = [  # started by any of its threads
+            int(child)
+            for listed in Path(f"/proc/{parent}/task").glob("*/children")
+            for child in listed.read_text().split()
+        ]
+        out += children
+        todo += children
+    return [p for p in out if named in Path(f"/proc/{p}/cmdline").read_text().replace("\0", " ")]
