@@ -246,7 +246,8 @@ def cmd_tournament_show(args: argparse.Namespace) -> int:
     print(f"  game: {board_title(t.game, variant_key(t.variants))}")
     if t.options:
         print("  options: " + ", ".join(f"{k}={v}" for k, v in sorted(t.options.items())))
-    print(f"  {t.format}, {t.seats} seats, {t.games_per_pairing} games per pairing, seed {t.seed}")
+    games = f"{t.games_per_pairing} game{'' if t.games_per_pairing == 1 else 's'}"
+    print(f"  {t.format}, {t.seats} seats, {games} per pairing, seed {t.seed}")
     print(
         f"  status: {t.status}; matches: "
         + ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))

@@ -121,7 +121,7 @@ def create_app(
 
     @app.get("/", **PAGE)
     async def home_page(request: Request) -> HTMLResponse:
-        return page(request, "home.html", home=await _home(), title="Arena")
+        return page(request, "home.html", home=await _home(), title=None)
 
     @app.get("/leaderboards", **PAGE)
     def leaderboards_page(request: Request) -> HTMLResponse:

@@ -122,6 +122,14 @@ def test_the_home_page_has_the_top_five_of_each_board_and_recent_matches(client,
     assert home["running"] == [] and home["referee"] is None
 
 
+def test_each_page_title_names_the_page_and_arena_once(client, filled):
+    assert "<title>Arena</title>" in client.get("/").text
+    assert "<title>Leaderboards · Arena</title>" in client.get("/leaderboards").text
+    page = client.get(f"/tournaments/{filled.stratego_ids[0]}").text
+    assert "<title>first · Arena</title>" in page
+    assert "2 games per pairing" in page
+
+
 # --- tournaments, bots, matches --------------------------------------------------------
 
 
