@@ -302,9 +302,23 @@ def run(
             say(render(refresh(store, spec.game, ""), f"leaderboard: {title}, every match in {db}"))
             say(legend(spec.bots))
         say()
-        say(f"the results stay in {db}: `arena leaderboard --db {db}` shows them again")
+        again = f"{arena_command()} leaderboard --db {db}"
+        say(f"the results stay in {db}: `{again}` shows them again")
         return 0
     finally:
         with contextlib.suppress(Exception):
             processes.stop()
         store.close()
+
+
+def arena_command() -> str:
+    """How to run ``arena`` again from this shell: ``arena`` when that name finds this
+    very command, else the path it was run by (``.venv/bin/arena`` after ``make run``,
+    whose shell has no virtual environment active)."""
+    run_by = Path(sys.argv[0])
+    if run_by.name != "arena":  # python -m arena.cli, or a test: the installed name
+        return "arena"
+    found = shutil.which("arena")
+    if found and Path(found).resolve() == run_by.resolve():
+        return "arena"
+    return str(run_by)  # as it was run, from this directory

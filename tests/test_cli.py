@@ -201,3 +201,27 @@ def test_a_tournament_takes_an_option_alias(tmp_path, capsys):
         assert tournament.options["cards"] == "fixed"
     finally:
         store.close()
+
+
+def test_the_demo_s_last_hint_names_the_arena_command_this_shell_can_run(tmp_path, monkeypatch):
+    from arena.demo import arena_command
+
+    script = tmp_path / ".venv" / "bin" / "arena"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    # `make run` runs .venv/bin/arena, and no virtual environment is active
+    monkeypatch.setattr("sys.argv", [".venv/bin/arena", "demo"])
+    assert arena_command() == ".venv/bin/arena"
+    # run by its whole path from elsewhere: that path
+    monkeypatch.chdir("/")
+    monkeypatch.setattr("sys.argv", [str(script), "demo"])
+    assert arena_command() == str(script)
+    # with the environment active, `arena` is this command
+    monkeypatch.setenv("PATH", f"{script.parent}:/usr/bin:/bin")
+    assert arena_command() == "arena"
+    # python -m arena.cli: the installed name
+    monkeypatch.setattr("sys.argv", ["/x/arena/cli/__main__.py", "demo"])
+    assert arena_command() == "arena"
