@@ -43,13 +43,14 @@ def create_app(
     db_url: str,
     referee: str | None = None,
     poll_s: float = progress.POLL_S,
-    prebuild_s: float | None = prebuild.POLL_S,
+    prebuild_s: float | None = None,
 ) -> FastAPI:
     """The app on the store at ``db_url``; ``referee`` (HOST:PORT), if given, is the
     referee whose health the home page shows; ``poll_s``: how often a running
     tournament's event stream looks at the store; ``prebuild_s``: how often the store is
     looked at for matches that ended, whose frames are then built ahead of their first
-    viewer (:mod:`arena.web.prebuild`; None: not built ahead)."""
+    viewer (:mod:`arena.web.prebuild`; None, the default: not built ahead; ``arena web``
+    builds ahead every :data:`prebuild.POLL_S` seconds)."""
     from arena.plugins import load_registry
 
     store = ReadOnlyStore(db_url)

@@ -41,17 +41,28 @@ def tail_start(steps: int) -> int:
 _Key = tuple[str, bool, int]
 
 
+#: how long a viewer waits for a build made ahead (at a lower priority: a busy machine
+#: may starve it) before building the same itself (seconds)
+WAIT_S = 3.0
+
+
 class FrameCache:
     """The frames of the latest ``size`` builds asked for (a replay whole, or its tail
     from a keyframe on: a long replay's page makes both), as the JSON bytes sent and
     the last view: a replay never changes once it may be shown, so they are built once.
-    A lock per build: two viewers arriving together wait for one."""
+    A lock per build: two viewers arriving together wait for one. Builds made ahead
+    (:meth:`prebuild`) are kept apart, the latest ``ahead`` of them, until first viewed,
+    so that a burst of them does not push out what viewers are using."""
 
-    def __init__(self, registry: Any, size: int = 16) -> None:
+    def __init__(self, registry: Any, size: int = 16, ahead: int = 8) -> None:
         self.registry = registry
         self.size = size
+        self.ahead = ahead
         self._built: OrderedDict[_Key, dict[str, Any]] = OrderedDict()
+        self._ahead: OrderedDict[_Key, dict[str, Any]] = OrderedDict()
         self._locks: dict[_Key, threading.Lock] = {}
+        #: the keys being built ahead now (a viewer waits for them at most WAIT_S)
+        self._building_ahead: set[_Key] = set()
         #: the steps of the replays asked for (a long one's page starts from its tail)
         self._steps: OrderedDict[str, int] = OrderedDict()
         self._guard = threading.Lock()
@@ -70,18 +81,27 @@ class FrameCache:
         entry = self._kept(key)
         if entry is not None:
             return entry
-        # a build under way (a viewer's, or the prebuilder's) is waited for, not repeated
-        with self._lock_of(key):
+        # a build under way is waited for, not repeated: a viewer's until it ends, one
+        # made ahead for WAIT_S at most
+        lock = self._lock_of(key)
+        with self._guard:
+            ahead = key in self._building_ahead
+        locked = lock.acquire(timeout=WAIT_S) if ahead else lock.acquire()
+        try:
             entry = self._kept(key)
             if entry is not None:
                 return entry
             try:
                 entry = self._build(store, match_id, reveal, first)
             except BaseException:
-                self._forget_lock(key)
+                if locked:
+                    self._forget_lock(key)
                 raise
             self._keep(key, entry)
             return entry
+        finally:
+            if locked:
+                lock.release()
 
     def prebuild(
         self,
@@ -92,26 +112,40 @@ class FrameCache:
         """Builds now, with ``build(match_id, [0])`` (:func:`build_entries`, maybe in
         another process), the whole frames of a replay, which its first viewer then
         finds kept (:meth:`for_page` takes them for a long replay's page too); a viewer
-        who asks meanwhile waits for them. False if they were kept already. Raises as
-        :meth:`get` does, and whatever ``build`` raises (nothing is kept then)."""
+        who asks meanwhile waits for them (:data:`WAIT_S` at most). False if they were
+        kept already. Raises as :meth:`get` does, and whatever ``build`` raises (nothing
+        is kept then)."""
         data.check_replay_shown(store, match_id)
         key = (match_id, False, 0)
         with self._lock_of(key):
             if self._kept(key, touch=False) is not None:
                 return False
+            with self._guard:
+                self._building_ahead.add(key)
             try:
                 (entry,) = build(match_id, [0])
             except BaseException:
                 self._forget_lock(key)
                 raise
-            self._keep(key, entry)
+            finally:
+                with self._guard:
+                    self._building_ahead.discard(key)
+            self._keep(key, entry, ahead=True)
         return True
 
     def _kept(self, key: _Key, touch: bool = True) -> dict[str, Any] | None:
+        """The entry of ``key``, if kept; ``touch``: it is being used (one made ahead
+        joins the others)."""
         with self._guard:
             entry = self._built.get(key)
+            if entry is not None:
+                if touch:
+                    self._built.move_to_end(key)
+                return entry
+            entry = self._ahead.get(key)
             if entry is not None and touch:
-                self._built.move_to_end(key)
+                del self._ahead[key]
+                self._put(self._built, key, entry, self.size)
             return entry
 
     def _lock_of(self, key: _Key) -> threading.Lock:
@@ -120,15 +154,27 @@ class FrameCache:
 
     def _forget_lock(self, key: _Key) -> None:
         with self._guard:
-            if key not in self._built:
+            if key not in self._built and key not in self._ahead:
                 self._locks.pop(key, None)
 
-    def _keep(self, key: _Key, entry: dict[str, Any]) -> None:
+    def _keep(self, key: _Key, entry: dict[str, Any], ahead: bool = False) -> None:
         with self._guard:
-            self._built[key] = entry
-            self._built.move_to_end(key)
-            while len(self._built) > self.size:
-                old, _ = self._built.popitem(last=False)
+            if ahead:
+                self._put(self._ahead, key, entry, self.ahead)
+            else:
+                self._ahead.pop(key, None)
+                self._put(self._built, key, entry, self.size)
+
+    def _put(
+        self, kept: OrderedDict[_Key, dict[str, Any]], key: _Key, entry: dict[str, Any], size: int
+    ) -> None:
+        """(Under the guard) ``entry`` as the newest of ``kept``, the oldest beyond
+        ``size`` let go."""
+        kept[key] = entry
+        kept.move_to_end(key)
+        while len(kept) > size:
+            old, _ = kept.popitem(last=False)
+            if old not in self._built and old not in self._ahead:
                 self._locks.pop(old, None)
 
     def for_page(self, store: Store, match_id: str) -> dict[str, Any]:

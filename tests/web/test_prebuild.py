@@ -73,12 +73,17 @@ def test_a_match_that_ends_while_the_web_runs_has_its_frames_built_ahead(
     app = create_app(str(db), prebuild_s=0.05)
     prebuilder, cache = app.state.prebuilder, app.state.frames
     with TestClient(app) as web:
-        wait_for(lambda: prebuilder._looked, "the first look")
+        wait_for(lambda: prebuilder.looks > 0, "the first look")
         match_id = browser.store_replay(db, long_text)
         wait_for(lambda: match_id in prebuilder.built, "the frames built ahead")
         assert before not in prebuilder.built
         worker = prebuilder.worker.pid
         assert worker is not None and worker != os.getpid()
+        # the store's URL (a password, with PostgreSQL) is not on its command line, and
+        # it has a process group of its own (a terminal's Ctrl-C is for the web)
+        command = Path(f"/proc/{worker}/cmdline").read_text().replace("\0", " ")
+        assert "arena.web.prebuild" in command and db not in command
+        assert os.getpgid(worker) != os.getpgid(0)
 
         builds = counting_builds(cache)
         tail = viewers.tail_start(cache.steps(app.state.store, match_id))
@@ -142,34 +147,79 @@ def test_a_viewer_who_asks_during_a_build_ahead_waits_for_it(tmp_path: Path, lon
         store.close()
 
 
-def test_a_replay_that_may_not_be_shown_yet_is_not_built_ahead(tmp_path: Path):
+def test_a_viewer_does_not_wait_long_for_a_starved_build_ahead(
+    tmp_path: Path, long_text: str, monkeypatch
+):
+    monkeypatch.setattr(viewers, "WAIT_S", 0.3)
+    db = tmp_path / "arena.db"
+    match_id = browser.store_replay(db, long_text)
+    store = ReadOnlyStore(str(db))
+    cache = viewers.FrameCache(load_registry())
+    builds = counting_builds(cache)
+    release, building = threading.Event(), threading.Event()
+
+    def starved(mid: str, firsts: list[int]) -> list[dict]:
+        building.set()
+        assert release.wait(30)
+        raise RuntimeError("the worker gave up")
+
+    try:
+
+        def build_ahead() -> None:
+            with pytest.raises(RuntimeError, match="gave up"):
+                cache.prebuild(store, match_id, starved)
+
+        ahead = threading.Thread(target=build_ahead)
+        ahead.start()
+        assert building.wait(30)
+        entry = cache.get(store, match_id)  # waits 0.3 s, then builds itself
+        assert builds == [(match_id, False, 0)]
+        assert entry is cache.get(store, match_id)
+    finally:
+        release.set()
+        ahead.join(30)
+        store.close()
+
+
+def test_a_tournament_s_replays_are_built_ahead_once_it_has_finished(tmp_path: Path):
     db = tmp_path / "arena.db"
     store = Store(str(db))
     spec = TournamentSpec(
         game="stratego", bots=["random", "heuristic"], seats=2, games_per_pairing=4
     )
     tournament = create_tournament(store, spec)
-    checked: list[str] = []
+    seen_running: list[list[str]] = []
     reader = ReadOnlyStore(str(db))
     cache = viewers.FrameCache(load_registry())
-    prebuilder = Prebuilder(reader, cache, str(db), poll_s=0.05)
+    prebuilder = Prebuilder(reader, cache, str(db), newest=3)
 
     def while_running(progress) -> None:
-        if progress.finished != 2 or checked:
-            return
-        # as the web would on seeing them finish: each of the finished two refused
-        for m in store.tournament_matches(tournament.id, ["finished"]):
-            assert prebuilder.build(m.id) is False
-            checked.append(m.id)
+        if progress.finished in (1, 3):
+            # matches of a running tournament finish: none is offered, and one asked
+            # for is refused (its replay is hidden until the tournament has finished)
+            seen_running.append(prebuilder.look())
+            done = store.tournament_matches(tournament.id, ["finished"])
+            assert prebuilder.build(done[0].id) is False
 
     try:
-        prebuilder.look()
+        assert prebuilder.look() == []  # the first look: nothing before
         run_tournament(store, tournament.id, LocalExecutor(workers=0), progress=while_running)
-        assert len(checked) == 2
-        assert prebuilder.worker.pid is None, "no worker was started: nothing went to one"
+        assert seen_running == [[], []]
+        assert prebuilder.worker.pid is None, "nothing went to a worker"
         assert list(prebuilder.built) == []
-        # the tournament has ended: its replays may be shown, and are built
-        assert prebuilder.build(checked[0]) is True
+        # the tournament has ended: its latest matches are offered once, and built
+        offered = prebuilder.look()
+        finished = sorted(
+            store.tournament_matches(tournament.id, ["finished"]),
+            key=lambda m: (m.finished, m.id),
+            reverse=True,
+        )
+        assert offered == [m.id for m in finished[:3]]
+        assert prebuilder.look() == []
+        assert all(prebuilder.build(m) for m in offered)
+        assert prebuilder.build(offered[0]) is False  # kept already
+        # built without reveal: the every-rank frames are still built only when asked
+        assert cache._kept((offered[0], True, 0), touch=False) is None
     finally:
         prebuilder.worker.close()
         reader.close()
@@ -202,6 +252,13 @@ def test_a_worker_killed_mid_build_loses_nothing(tmp_path: Path, long_text: str)
         entry = cache.get(reader, first)
         assert builds == [(first, False, 0)]
         assert entry["json"] == cache.get(reader, second)["json"]  # the same replay
+        # once stopped (the web stopping), no worker is started again
+        third = browser.store_replay(db, long_text)
+        before = prebuilder.worker.pid
+        prebuilder.stop()
+        assert prebuilder.build(third) is False
+        assert prebuilder.worker.pid in (None, before)
+        wait_for(lambda: gone(before), "the stopped worker to end", 15)
     finally:
         prebuilder.worker.close()
         reader.close()
@@ -222,17 +279,18 @@ def test_arena_web_builds_ahead_unless_told_not_to(tmp_path: Path, long_text: st
         # a match ends every second (the web's first look, 2 s after it starts, may
         # come after the first of them: those it notes, and does not build)
         ended: list[str] = []
+        kept = None
         deadline = time.monotonic() + (60 if not flags else 6)
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and kept is None:
             ended.append(browser.store_replay(db, long_text))
             time.sleep(1)
-            if not flags and any(whole_frames_kept(base, m) for m in ended[-3:]):
-                break
-        kept = [m for m in ended if whole_frames_kept(base, m)]
+            if not flags:  # the newest first: each page looked at makes a build
+                kept = next((m for m in reversed(ended) if whole_frames_kept(base, m)), None)
         if flags:
-            assert kept == [], "built ahead with --no-prebuild"
+            kept = next((m for m in reversed(ended) if whole_frames_kept(base, m)), None)
+            assert kept is None, "built ahead with --no-prebuild"
         else:
-            assert kept, "no match's frames were built ahead"
+            assert kept is not None, "no match's frames were built ahead"
 
 
 def test_ctrl_c_during_builds_ahead_ends_arena_web_at_once_and_quietly(
@@ -246,6 +304,7 @@ def test_ctrl_c_during_builds_ahead_ends_arena_web_at_once_and_quietly(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        start_new_session=True,  # a process group of its own, as a terminal gives
     )
     try:
         wait_for(lambda: web.stdout.readline().startswith("arena web: http"), "the web")
@@ -257,23 +316,19 @@ def test_ctrl_c_during_builds_ahead_ends_arena_web_at_once_and_quietly(
             browser.store_replay(db, long_text)
             until = time.monotonic() + 3  # the next look comes within 2 s
             while not busy and time.monotonic() < until:
-                workers = [
-                    child
-                    for server in descendants(web.pid, "multiprocessing.forkserver")
-                    for child in descendants(server)
-                ]
+                workers = descendants(web.pid, "arena.web.prebuild")
                 before = [cpu_ticks(w) for w in workers]
                 time.sleep(0.03)
                 busy = any(cpu_ticks(w) > b for w, b in zip(workers, before, strict=True))
         helpers = descendants(web.pid)
-        web.send_signal(signal.SIGINT)
+        os.killpg(web.pid, signal.SIGINT)  # Ctrl-C: to every process of the group
         said, _ = web.communicate(timeout=15)
         assert web.returncode == 130
         assert said == "", f"Ctrl-C printed {said!r}"
         wait_for(lambda: all(gone(pid) for pid in helpers), "the web's helpers to end", 15)
     finally:
         if web.poll() is None:
-            web.kill()
+            os.killpg(web.pid, signal.SIGKILL)
             web.wait()
 
 
