@@ -787,13 +787,13 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
                 await context.abort(grpc.StatusCode.NOT_FOUND, f"no live match {request.match_id}")
             # ended and gone from memory: the whole record, as after any ending
             info = stored_info(self.referee.store, row)
-            if not self._replay_visible(request.match_id, context):
+            if request.without_replay or not self._replay_visible(request.match_id, context):
                 _hide_replay(info)
             yield pb.SpectatorMessage(finished=info)
             return
         if match.status != "running":
             info = match.info()
-            if not self._replay_visible(request.match_id, context):
+            if request.without_replay or not self._replay_visible(request.match_id, context):
                 _hide_replay(info)
             yield pb.SpectatorMessage(finished=info)
             return
@@ -806,8 +806,8 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
                 queue.put_nowait(match.spectator_message())
         try:
             while (message := await queue.get()) is not None:
-                if message.HasField("finished") and not self._replay_visible(
-                    request.match_id, context
+                if message.HasField("finished") and (
+                    request.without_replay or not self._replay_visible(request.match_id, context)
                 ):
                     # the end as every spectator gets it, less the replay and the seed
                     info = pb.MatchInfo()

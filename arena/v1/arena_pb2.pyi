@@ -574,12 +574,14 @@ class MatchInfo(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., status: _Optional[str] = ..., game: _Optional[str] = ..., players: _Optional[_Iterable[str]] = ..., result: _Optional[_Union[Result, _Mapping]] = ..., replay_json: _Optional[str] = ..., seed: _Optional[int] = ...) -> None: ...
 
 class WatchMatchRequest(_message.Message):
-    __slots__ = ("match_id", "batches")
+    __slots__ = ("match_id", "batches", "without_replay")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     BATCHES_FIELD_NUMBER: _ClassVar[int]
+    WITHOUT_REPLAY_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     batches: bool
-    def __init__(self, match_id: _Optional[str] = ..., batches: _Optional[bool] = ...) -> None: ...
+    without_replay: bool
+    def __init__(self, match_id: _Optional[str] = ..., batches: _Optional[bool] = ..., without_replay: _Optional[bool] = ...) -> None: ...
 
 class SpectatorBatch(_message.Message):
     __slots__ = ("steps",)

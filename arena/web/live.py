@@ -161,11 +161,14 @@ class Feed:
 
         ticker = asyncio.create_task(self._tick(), name=f"send {self.match_id}")
         try:
-            # the end carries the whole replay: a long match's is over gRPC's 4 MB default
+            # the end without its replay (megabytes for a long match, and the web wants
+            # only the result); a batch of a fast match with big views may still be large
             options = [("grpc.max_receive_message_length", -1)]
             async with grpc.aio.insecure_channel(self.referee, options=options) as channel:
                 stub = pb_grpc.ArenaServiceStub(channel)
-                request = pb.WatchMatchRequest(match_id=self.match_id, batches=True)
+                request = pb.WatchMatchRequest(
+                    match_id=self.match_id, batches=True, without_replay=True
+                )
                 async for message in stub.WatchMatch(request):
                     if message.HasField("finished"):
                         info = message.finished

@@ -204,6 +204,11 @@ def test_whole_game_between_bot_processes_finishes_and_its_replay_verifies(
     late.join()
     assert late.events == [] and late.finished is not None
     assert late.finished.result == info.result and late.finished.replay_json
+    # one that asks for the end without the replay gets the result alone
+    brief = Spectator(referee_server.channel, info.match_id, without_replay=True)
+    brief.join()
+    assert brief.finished is not None and brief.finished.result == info.result
+    assert brief.finished.replay_json == "" and not brief.finished.HasField("seed")
     if game == "stratego" and info.result.reason == "victory":
         assert "captured the flag" in info.result.detail
         assert rec.events[-2]["e"] == "strike" and rec.events[-2]["defender"] == "flag"
@@ -485,7 +490,12 @@ class Spectator:
     MatchInfo."""
 
     def __init__(
-        self, channel: grpc.Channel, match_id: str, timeout: float = 90, batches: bool = False
+        self,
+        channel: grpc.Channel,
+        match_id: str,
+        timeout: float = 90,
+        batches: bool = False,
+        without_replay: bool = False,
     ) -> None:
         self.raws: list[bytes] = []
         self.events: list[dict[str, Any]] = []
@@ -502,7 +512,10 @@ class Spectator:
         )
         self.batches_received = 0
         self.batches = batches
-        request = pb.WatchMatchRequest(match_id=match_id, batches=batches)
+        request = pb.WatchMatchRequest(
+            match_id=match_id, batches=batches, without_replay=without_replay
+        )
+        self.request = request
         self.call = watch(request, timeout=timeout)
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
@@ -1420,8 +1433,11 @@ def test_hidden_information_audit_of_serialized_messages_to_bots_and_spectators(
             seed=100 + number,
             decision_ms=20_000,  # many matches at once on a small machine: no timeouts
         )
-        # every other spectator asks for batches: its steps come a few at a time
-        spectator = Spectator(ref.channel, match_id, batches=number % 2 == 1)
+        # every other spectator asks for batches: its steps come a few at a time; every
+        # third, for the end without the replay
+        spectator = Spectator(
+            ref.channel, match_id, batches=number % 2 == 1, without_replay=number % 3 == 2
+        )
         started.append((match_id, players, spectator))
 
     problems: list[str] = []
@@ -1442,7 +1458,11 @@ def test_hidden_information_audit_of_serialized_messages_to_bots_and_spectators(
             f"{label}: {p}" for p in view_problems(rec, spectator.views, stats, spectator.batches)
         ]
         assert spectator.finished is not None and spectator.finished.status == "finished"
-        assert spectator.finished.replay_json  # the whole replay, once it has ended
+        assert spectator.finished.result == info.result
+        # the whole replay and the seed, once it has ended, unless asked to leave them out
+        brief = spectator.request.without_replay
+        assert bool(spectator.finished.replay_json) is not brief
+        assert spectator.finished.HasField("seed") is not brief
         stats[f"matches {rec.game}"] += 1
     for bot in recorders.values():
         assert bot.error is None, bot.error  # a batch for a recorder that did not ask fails
