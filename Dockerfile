@@ -1,4 +1,4 @@
-# One image for every Arena service: referee, Celery workers and beat, example bots.
+# One image for every Arena service: referee, Celery workers and beat, the web, example bots.
 FROM python:3.11-slim
 RUN apt-get update && apt-get install -y --no-install-recommends nodejs npm \
     && rm -rf /var/lib/apt/lists/*

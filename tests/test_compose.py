@@ -34,7 +34,7 @@ BOTS = sorted(name for name in SERVICES if name.startswith("bot"))
 #: ``${VAR:?error}``
 VARIABLE = re.compile(r"\$\$|\$\{(\w+)(?:(:?[-?])([^}]*))?\}")
 #: the services others wait for: each needs a health check
-HEALTHY = ("redis", "postgres", "referee", "worker")
+HEALTHY = ("redis", "postgres", "referee", "worker", "web")
 #: what `docker compose up` is given here: the secrets the file requires
 SECRETS = {
     "ARENA_ORGANISER_KEY": "compose-organiser-key",
@@ -89,7 +89,7 @@ def environment(service: dict[str, Any]) -> dict[str, str]:
 
 
 def test_the_services_of_the_topology() -> None:
-    for name in ("redis", "postgres", "referee", "worker", "beat"):
+    for name in ("redis", "postgres", "referee", "worker", "beat", "web"):
         assert name in SERVICES, f"docker-compose.yml has no {name} service"
     assert BOTS, "docker-compose.yml has no example bot service"
     for name in HEALTHY:
@@ -122,6 +122,11 @@ def test_the_services_share_one_store_broker_and_referee() -> None:
     for name in BOTS:
         command = argv(SERVICES[name]["command"])
         assert command[command.index("--referee") + 1] == f"referee:{referee_args.port}", name
+    # the web reads the same store (its --db defaults to ARENA_DB) and watches the referee
+    web = build_parser().parse_args(argv(SERVICES["web"]["command"])[1:])
+    assert web.referee == f"referee:{referee_args.port}"
+    assert web.db == referee_args.db
+    assert (web.host, f"{web.port}:{web.port}") == ("0.0.0.0", SERVICES["web"]["ports"][0])
 
 
 def test_a_restarted_bot_container_is_the_same_bot_version() -> None:
@@ -154,6 +159,8 @@ def test_every_command_exists_and_parses(name: str) -> None:
             check_celery(name, command)
         elif program == "node":
             check_node_bot(name, command)
+        elif program == "python" and command[1] == "-c":  # a health check's few lines
+            compile(command[2], f"{name}'s health check", "exec")
         else:
             pytest.fail(f"{name}: {program!r} is not a command of this project")
 
@@ -310,3 +317,21 @@ def test_results_spooled_by_a_worker_outlive_its_container() -> None:
     assert any(spool.is_relative_to(dst) and src in COMPOSE["volumes"] for src, dst, *_ in mounts)
     # the worker's environment still has everything the shared one gives
     assert environment(SERVICES["beat"]).items() <= environment(worker).items()
+
+
+def test_the_web_health_check_asks_a_running_arena_web(tmp_path) -> None:
+    """The web's health check, as written, run against `arena web` on its port: healthy
+    while it answers, not once it has stopped."""
+    from arena.store import Store
+    from arena.web import browser
+
+    test = SERVICES["web"]["healthcheck"]["test"]
+    assert test[:2] == ["CMD", "python"]
+    command = argv(SERVICES["web"]["command"])
+    port = command[command.index("--port") + 1]
+    Store(str(tmp_path / "arena.db")).close()  # an empty store, as a new deployment's
+    with browser.serve(tmp_path / "arena.db") as base:
+        code = test[-1].replace(f":{port}/", f":{base.rsplit(':', 1)[1]}/")
+        check = [sys.executable, *test[2:-1], code]
+        assert subprocess.run(check, capture_output=True, timeout=30).returncode == 0
+    assert subprocess.run(check, capture_output=True, timeout=30).returncode != 0
