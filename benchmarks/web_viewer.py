@@ -366,11 +366,11 @@ def run_match(
     return decisions / elapsed, [referee, bots, web_us, crowd_us], said
 
 
-def bench_live(quick: bool, rounds: int, plain: bool) -> None:
+def bench_live(quick: bool, rounds: int, plain: bool, turns: int | None = None) -> None:
     from arena.web.browser import serve
     from benchmarks.protocol import RefereeProcess
 
-    turns = 60 if quick else 200
+    turns = turns or (60 if quick else 200)
     print(
         f"(2) one 3-player Risk match, remote random bots, turn limit {turns}: decisions/s "
         f"with {VIEWERS} live viewers against none (best of {rounds}, interleaved; the "
@@ -428,6 +428,11 @@ def main() -> None:
         help="live viewers that do not accept a deflated stream (browsers do)",
     )
     parser.add_argument("--only", choices=("viewer", "live"), help="one part only")
+    parser.add_argument(
+        "--turns",
+        type=int,
+        help="the live match's turn limit (default 200; longer: steadier figures)",
+    )
     args = parser.parse_args()
     if args.viewers:
         asyncio.run(viewers(args.viewers, VIEWERS, args.plain_viewers))
@@ -435,7 +440,9 @@ def main() -> None:
     if args.only != "live":
         bench_viewer(args.quick)
     if args.only != "viewer":
-        bench_live(args.quick, args.rounds or (1 if args.quick else 3), args.plain_viewers)
+        bench_live(
+            args.quick, args.rounds or (1 if args.quick else 3), args.plain_viewers, args.turns
+        )
 
 
 if __name__ == "__main__":
