@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from arena import demo
 from arena.store import Store
@@ -164,10 +169,42 @@ def games_by_bot(rows: list[str]) -> dict[str, int]:
     return {m.group(1): int(m.group(2)) for row in rows if (m := GAMES.match(row))}
 
 
-def test_demo_runs_everything_and_leaves_nothing_running(tmp_path: Path) -> None:
+@dataclass(frozen=True)
+class Played:
+    """A demo that ran to its end: the directory it ran in, its database, its output."""
+
+    where: Path
+    db: Path
+    output: str
+
+
+@pytest.fixture(scope="module")
+def first_demo(tmp_path_factory: pytest.TempPathFactory) -> Played:
+    """``arena demo -v --no-web`` on a new database, played once for the tests that read
+    it: none of them writes to it (the later runs play on a copy)."""
+    where = tmp_path_factory.mktemp("first-demo")
+    db = where / "arena.db"
+    return Played(where, db, run_demo(where, db, "-v"))
+
+
+def copy_database(db: Path, into: Path) -> Path:
+    """A copy of the SQLite database ``db`` (its write-ahead log included) and of the
+    tokens the demo keeps beside it, in ``into``; the copy's path."""
+    copy = into / db.name
+    source, target = sqlite3.connect(db), sqlite3.connect(copy)
+    try:
+        source.backup(target)
+    finally:
+        source.close()
+        target.close()
+    tokens = Path(f"{db}.tokens")
+    shutil.copytree(tokens, Path(f"{copy}.tokens"))  # its modes too
+    return copy
+
+
+def test_demo_runs_everything_and_leaves_nothing_running(first_demo: Played) -> None:
     assert demo.node_available() == "", "`make test` installs Node.js and bots/node's packages"
-    db = tmp_path / "arena.db"
-    output = run_demo(tmp_path, db, "-v")
+    output = first_demo.output
 
     assert "sits this one out" not in output
     # -v: a line per game, Risk's in turns, Stratego's in moves
@@ -194,8 +231,8 @@ def test_demo_runs_everything_and_leaves_nothing_running(tmp_path: Path) -> None
         assert int(low) < int(elo) < int(high), row
 
     again = subprocess.run(
-        [sys.executable, "-m", "arena.cli", "leaderboard", "--db", str(db)],
-        cwd=tmp_path,
+        [sys.executable, "-m", "arena.cli", "leaderboard", "--db", str(first_demo.db)],
+        cwd=first_demo.where,
         capture_output=True,
         text=True,
         timeout=60,
@@ -205,11 +242,12 @@ def test_demo_runs_everything_and_leaves_nothing_running(tmp_path: Path) -> None
     assert tables == {"risk (classic)": risk, "stratego (classic)": stratego}
 
 
-def test_later_demos_on_a_database_play_its_bot_versions_under_a_legend(tmp_path: Path) -> None:
-    db = tmp_path / "arena.db"
-    first = run_demo(tmp_path, db)
+def test_later_demos_on_a_database_play_its_bot_versions_under_a_legend(
+    first_demo: Played, tmp_path: Path
+) -> None:
+    first = first_demo.output
     # the tokens that let the next run be the same bots are secrets: the owner's only
-    kept = tmp_path / "arena.db.tokens"
+    kept = Path(f"{first_demo.db}.tokens")
     assert kept.stat().st_mode & 0o777 == 0o700
     tokens = sorted(kept.iterdir())
     assert [t.name for t in tokens] == sorted(
@@ -225,13 +263,33 @@ def test_later_demos_on_a_database_play_its_bot_versions_under_a_legend(tmp_path
         )
     )
     assert all(t.stat().st_mode & 0o777 == 0o600 for t in tokens)
+
+    # the next run, on a copy of that database and its tokens. Two of the tokens are no
+    # longer this database's bots (the database was deleted, or the version revoked):
+    # those two are replaced by new registrations, the five others play again as the
+    # same versions
+    db = copy_database(first_demo.db, tmp_path)
+    kept = Path(f"{db}.tokens")
+    store = Store(str(db))
+    try:
+        assert store.revoke_bot(store.find_bot("aggressive@1").id)
+    finally:
+        store.close()
+    (kept / "random.token").write_text("arena_not-a-token\n")
     second = run_demo(tmp_path, db)
 
+    replaced = {"aggressive@1": "aggressive@2", "random@1": "random@2"}
     for before, after in zip(demo_boards(first), demo_boards(second), strict=True):
         played = games_by_bot(before)
-        assert games_by_bot(after) == {label: 2 * games for label, games in played.items()}
+        # every match in the database: the old versions too, their games as they were;
+        # a new version played as many games as its old one did in the first run
+        assert games_by_bot(after) == {
+            **{label: games if label in replaced else 2 * games for label, games in played.items()},
+            **{replaced[label]: games for label, games in played.items() if label in replaced},
+        }
     risk, stratego = demo_boards(second)
-    assert (board_bots(risk), board_bots(stratego)) == (RISK_BOTS, STRATEGO_BOTS)
+    assert board_bots(risk) == RISK_BOTS | {"aggressive@2", "random@2"}
+    assert board_bots(stratego) == STRATEGO_BOTS | {"random@2"}
     assert f"their tokens stay in {kept}: the next run on {db} plays the same versions" in second
     # which entry is played inside the referee and which is a process, under each board
     for output in (first, second):
@@ -245,20 +303,6 @@ def test_later_demos_on_a_database_play_its_bot_versions_under_a_legend(tmp_path
             "heuristic = the same bot, run as its own process",
             "the others = bot processes connected over gRPC; @N = the registered version",
         ]
-
-    # a token file that this database does not accept as its bot (the database was
-    # deleted, or the version revoked) is replaced by a new registration
-    store = Store(str(db))
-    try:
-        assert store.revoke_bot(store.find_bot("aggressive@1").id)
-    finally:
-        store.close()
-    (kept / "random.token").write_text("arena_not-a-token\n")
-    third = run_demo(tmp_path, db)
-
-    risk, stratego = demo_boards(third)  # every match in the database: old versions too
-    assert board_bots(risk) == RISK_BOTS | {"aggressive@2", "random@2"}
-    assert board_bots(stratego) == STRATEGO_BOTS | {"random@2"}
 
 
 def test_the_demo_ends_serving_its_results_on_the_web_until_ctrl_c(tmp_path: Path) -> None:
