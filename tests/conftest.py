@@ -74,14 +74,14 @@ def store(database_url: str) -> Iterator[Store]:
 #: alone while the other workers idle (pytest-xdist's own order, the files with the most
 #: tests first, put these few-test files last). A file missing here only starts later.
 LONGEST_FIRST = (
-    "tests/test_demo.py",  # 69
     "tests/distributed/test_failures.py",  # 60
+    "tests/test_demo.py",  # 56
     "tests/distributed/test_lost_tasks.py",  # 55
     "tests/distributed/test_beat.py",  # 52
     "tests/distributed/test_celery_tournaments.py",  # 47
-    "tests/test_wheel.py",  # 47
     "tests/distributed/test_redis_restarts.py",  # 43
     "tests/test_makefile.py",  # 42
+    "tests/test_wheel.py",  # 31 (47 the first time: it downloads the wheelhouse)
     "tests/distributed/test_compose_worker.py",  # 37
     "tests/referee/test_referee.py",  # 37
     "tests/bots/test_stratego_search.py",  # 30
