@@ -80,14 +80,20 @@ LONGEST_FIRST = (
     "tests/distributed/test_beat.py",  # 52
     "tests/distributed/test_celery_tournaments.py",  # 47
     "tests/distributed/test_redis_restarts.py",  # 43
+    "tests/referee/test_tournaments.py",  # 43
     "tests/test_makefile.py",  # 42
     "tests/test_wheel.py",  # 31 (47 the first time: it downloads the wheelhouse)
     "tests/distributed/test_compose_worker.py",  # 37
     "tests/referee/test_referee.py",  # 37
     "tests/bots/test_stratego_search.py",  # 30
+    "tests/sdk/test_local.py",  # 28
     "tests/web/test_live_browser.py",  # 28
     "tests/distributed/test_claims.py",  # 24
+    "tests/web/test_live_feed.py",  # 21
+    "tests/referee/test_recurring.py",  # 21
     "tests/web/test_viewer_browser.py",  # 21
+    "tests/referee/test_shedding.py",  # 20
+    "tests/store/test_leases.py",  # 20
 )
 
 
