@@ -315,18 +315,31 @@ class Cluster:
 
     def worker(self, name: str) -> Worker:
         """A Celery worker, ready to take tasks (it reads the referees and settings now)."""
-        proc = self.spawn(
-            f"worker-{name}",
-            [
-                *CELERY,
-                *("worker", "--concurrency", "1", "-n", f"{name}@%h", "--loglevel", "INFO"),
-                *("--without-gossip", "--without-mingle"),
-            ],
-        )
-        ready = wait_until(lambda: self._started(proc, READY), 60, f"worker {name} to be ready")
-        worker = Worker(proc, ready.group(1))
-        self.workers.append(worker)
+        (worker,) = self.start_workers(name)
         return worker
+
+    def start_workers(self, *names: str) -> list[Worker]:
+        """Celery workers, one per name, started at once: each ready to take tasks (they
+        read the referees and settings now)."""
+        procs = [
+            self.spawn(
+                f"worker-{name}",
+                [
+                    *CELERY,
+                    *("worker", "--concurrency", "1", "-n", f"{name}@%h", "--loglevel", "INFO"),
+                    *("--without-gossip", "--without-mingle"),
+                ],
+            )
+            for name in names
+        ]
+        started = []
+        for name, proc in zip(names, procs, strict=True):
+            ready = wait_until(
+                lambda proc=proc: self._started(proc, READY), 60, f"worker {name} to be ready"
+            )
+            started.append(Worker(proc, ready.group(1)))
+        self.workers += started
+        return started
 
     def beat(self) -> Proc:
         proc = self.spawn(

@@ -30,8 +30,7 @@ def test_a_worker_killed_whole_is_replaced_when_its_lease_lapses(cluster) -> Non
     # again after 65 minutes; the lease (3 s here, a minute by default) comes first
     cluster.settings.update(ARENA_VISIBILITY_S="3900", ARENA_TASK_TIME_LIMIT_S="3600")
     cluster.settings.update(ARENA_LEASE_S="3", ARENA_TEST_THINK_MS="5")
-    w1 = cluster.worker("w1")
-    w2 = cluster.worker("w2")
+    w1, w2 = cluster.start_workers("w1", "w2")
     run, tid = cluster.start_tournament(*SLOW, *FOUR, "--bots", SLOW_BOTS)
 
     def w1_mid_match():
@@ -85,8 +84,7 @@ def test_referee_restarted_mid_tournament(cluster) -> None:
     for name in names:  # SDK bot processes: they reconnect by themselves
         cluster.run_bot(name.replace("r-", "slow-"), name, [referee])
     referee.wait_connected(*(f"{name}@1" for name in names))
-    cluster.worker("w1")
-    cluster.worker("w2")
+    cluster.start_workers("w1", "w2")
     bots = ",".join(names)
     run, tid = cluster.start_tournament(*SLOW, "--games-per-pairing", "2", "--bots", bots)
 

@@ -17,7 +17,7 @@ from .conftest import SLOW_RISK_BOTS as SLOW_BOTS
 def test_redis_restarted_mid_tournament(cluster) -> None:
     cluster.settings.update(ARENA_VISIBILITY_S="15", ARENA_TASK_TIME_LIMIT_S="10")
     cluster.settings.update(ARENA_TEST_THINK_MS="5")
-    workers = [cluster.worker("w1"), cluster.worker("w2")]
+    workers = cluster.start_workers("w1", "w2")
     run, tid = cluster.start_tournament(*SLOW, *FOUR, "--bots", SLOW_BOTS)
     cluster.wait(lambda: cluster.running(tid), 60, "a match to start")
 
