@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from arena import demo
 from arena.store import Store
@@ -108,28 +113,35 @@ def start_demo(tmp_path: Path, db: Path, *extra: str) -> tuple[subprocess.Popen[
 
 
 def run_demo(tmp_path: Path, db: Path, *extra: str) -> str:
-    """Run ``arena demo`` with its smallest settings (and ``extra``) on ``db`` as a user
-    would; its output, once it has ended with status 0 and left nothing running."""
+    """Run ``arena demo --no-web`` with its smallest settings (and ``extra``) on ``db`` as
+    a user would; its output, once it has ended with status 0 and left nothing running."""
     child, out_path = start_demo(tmp_path, db, "--no-web", *extra)
     session = child.pid
     try:
         code = child.wait(timeout=120)
         output = out_path.read_text(errors="replace")
         assert code == 0, output[-4000:]
-        # its children end with it (a worker's resource tracker may take a moment)
-        deadline = time.monotonic() + 10
-        while (left := session_processes(session)) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert left == [], f"left running: {left}"
-        address = re.search(r"referee on (\S+:\d+);", output)
-        assert address, output
-        assert processes_mentioning(address.group(1)) == []  # no bot of its referee
-        assert processes_mentioning(str(tmp_path)) == []  # no referee on its database
+        assert_left_nothing_running(session, output, tmp_path)
     finally:
         if child.poll() is None or session_processes(session):
             os.killpg(session, signal.SIGKILL)
             child.wait(timeout=10)
     return output
+
+
+def assert_left_nothing_running(session: int, output: str, where: Path) -> None:
+    """The demo that printed ``output``, in the session ``session`` and the directory
+    ``where``, has ended, and with it everything it started: every process of its
+    session (a worker's resource tracker may take a moment), any bot of its referee and
+    any referee on its database."""
+    deadline = time.monotonic() + 10
+    while (left := session_processes(session)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert left == [], f"left running: {left}"
+    address = re.search(r"referee on (\S+:\d+);", output)
+    assert address, output
+    assert processes_mentioning(address.group(1)) == []  # no bot of its referee
+    assert processes_mentioning(str(where)) == []  # no referee on its database
 
 
 def demo_boards(output: str) -> tuple[list[str], list[str]]:
@@ -164,10 +176,70 @@ def games_by_bot(rows: list[str]) -> dict[str, int]:
     return {m.group(1): int(m.group(2)) for row in rows if (m := GAMES.match(row))}
 
 
-def test_demo_runs_everything_and_leaves_nothing_running(tmp_path: Path) -> None:
+SERVING = re.compile(r"^open (http://\S+) \(Ctrl-C to stop\)$", re.M)
+
+
+@dataclass(frozen=True)
+class Played:
+    """A demo that played, served its results on the web and was stopped with Ctrl-C."""
+
+    where: Path  # the directory it ran in
+    db: Path
+    serving: str  # its output once it said where the web is
+    home: str  # the web's home page then
+    code: int  # its exit status after Ctrl-C
+    output: str  # its whole output
+
+
+@pytest.fixture(scope="module")
+def first_demo(tmp_path_factory: pytest.TempPathFactory) -> Played:
+    """``arena demo -v`` on a new database, played once for the tests that read it: it
+    ends serving its store with the web app, whose home page is read before Ctrl-C stops
+    it. None of the tests writes to its database (the later runs play on a copy)."""
+    where = tmp_path_factory.mktemp("first-demo")
+    db = where / "arena.db"
+    child, out_path = start_demo(where, db, "-v", "--web-port", "0")
+    session = child.pid
+    try:
+        deadline = time.monotonic() + 120
+        while not (found := SERVING.search(serving := out_path.read_text(errors="replace"))):
+            assert child.poll() is None, serving[-4000:]
+            assert time.monotonic() < deadline, serving[-4000:]
+            time.sleep(0.2)
+        with urllib.request.urlopen(found.group(1) + "/", timeout=30) as page:
+            assert page.status == 200
+            home = page.read().decode()
+        child.send_signal(signal.SIGINT)
+        code = child.wait(timeout=30)
+        output = out_path.read_text(errors="replace")
+        assert_left_nothing_running(session, output, where)
+    finally:
+        if child.poll() is None or session_processes(session):
+            os.killpg(session, signal.SIGKILL)
+            child.wait(timeout=10)
+    return Played(where, db, serving, home, code, output)
+
+
+def copy_database(db: Path, into: Path) -> Path:
+    """A copy of the SQLite database ``db`` (its write-ahead log included) and of the
+    tokens the demo keeps beside it, in ``into``; the copy's path."""
+    copy = into / db.name
+    source, target = sqlite3.connect(db), sqlite3.connect(copy)
+    try:
+        source.backup(target)
+    finally:
+        source.close()
+        target.close()
+    tokens = Path(f"{db}.tokens")
+    shutil.copytree(tokens, Path(f"{copy}.tokens"))  # its modes too
+    return copy
+
+
+def test_demo_runs_everything_and_leaves_nothing_running(first_demo: Played) -> None:
+    """The first demo played both round robins with every bot (its fixture checked that
+    it left nothing running once stopped), and `arena leaderboard` reads its results."""
     assert demo.node_available() == "", "`make test` installs Node.js and bots/node's packages"
-    db = tmp_path / "arena.db"
-    output = run_demo(tmp_path, db, "-v")
+    output = first_demo.output
 
     assert "sits this one out" not in output
     # -v: a line per game, Risk's in turns, Stratego's in moves
@@ -194,8 +266,8 @@ def test_demo_runs_everything_and_leaves_nothing_running(tmp_path: Path) -> None
         assert int(low) < int(elo) < int(high), row
 
     again = subprocess.run(
-        [sys.executable, "-m", "arena.cli", "leaderboard", "--db", str(db)],
-        cwd=tmp_path,
+        [sys.executable, "-m", "arena.cli", "leaderboard", "--db", str(first_demo.db)],
+        cwd=first_demo.where,
         capture_output=True,
         text=True,
         timeout=60,
@@ -205,11 +277,12 @@ def test_demo_runs_everything_and_leaves_nothing_running(tmp_path: Path) -> None
     assert tables == {"risk (classic)": risk, "stratego (classic)": stratego}
 
 
-def test_later_demos_on_a_database_play_its_bot_versions_under_a_legend(tmp_path: Path) -> None:
-    db = tmp_path / "arena.db"
-    first = run_demo(tmp_path, db)
+def test_later_demos_on_a_database_play_its_bot_versions_under_a_legend(
+    first_demo: Played, tmp_path: Path
+) -> None:
+    first = first_demo.output
     # the tokens that let the next run be the same bots are secrets: the owner's only
-    kept = tmp_path / "arena.db.tokens"
+    kept = Path(f"{first_demo.db}.tokens")
     assert kept.stat().st_mode & 0o777 == 0o700
     tokens = sorted(kept.iterdir())
     assert [t.name for t in tokens] == sorted(
@@ -225,13 +298,33 @@ def test_later_demos_on_a_database_play_its_bot_versions_under_a_legend(tmp_path
         )
     )
     assert all(t.stat().st_mode & 0o777 == 0o600 for t in tokens)
+
+    # the next run, on a copy of that database and its tokens. Two of the tokens are no
+    # longer this database's bots (the database was deleted, or the version revoked):
+    # those two are replaced by new registrations, the five others play again as the
+    # same versions
+    db = copy_database(first_demo.db, tmp_path)
+    kept = Path(f"{db}.tokens")
+    store = Store(str(db))
+    try:
+        assert store.revoke_bot(store.find_bot("aggressive@1").id)
+    finally:
+        store.close()
+    (kept / "random.token").write_text("arena_not-a-token\n")
     second = run_demo(tmp_path, db)
 
+    replaced = {"aggressive@1": "aggressive@2", "random@1": "random@2"}
     for before, after in zip(demo_boards(first), demo_boards(second), strict=True):
         played = games_by_bot(before)
-        assert games_by_bot(after) == {label: 2 * games for label, games in played.items()}
+        # every match in the database: the old versions too, their games as they were;
+        # a new version played as many games as its old one did in the first run
+        assert games_by_bot(after) == {
+            **{label: games if label in replaced else 2 * games for label, games in played.items()},
+            **{replaced[label]: games for label, games in played.items() if label in replaced},
+        }
     risk, stratego = demo_boards(second)
-    assert (board_bots(risk), board_bots(stratego)) == (RISK_BOTS, STRATEGO_BOTS)
+    assert board_bots(risk) == RISK_BOTS | {"aggressive@2", "random@2"}
+    assert board_bots(stratego) == STRATEGO_BOTS | {"random@2"}
     assert f"their tokens stay in {kept}: the next run on {db} plays the same versions" in second
     # which entry is played inside the referee and which is a process, under each board
     for output in (first, second):
@@ -246,57 +339,20 @@ def test_later_demos_on_a_database_play_its_bot_versions_under_a_legend(tmp_path
             "the others = bot processes connected over gRPC; @N = the registered version",
         ]
 
-    # a token file that this database does not accept as its bot (the database was
-    # deleted, or the version revoked) is replaced by a new registration
-    store = Store(str(db))
-    try:
-        assert store.revoke_bot(store.find_bot("aggressive@1").id)
-    finally:
-        store.close()
-    (kept / "random.token").write_text("arena_not-a-token\n")
-    third = run_demo(tmp_path, db)
 
-    risk, stratego = demo_boards(third)  # every match in the database: old versions too
-    assert board_bots(risk) == RISK_BOTS | {"aggressive@2", "random@2"}
-    assert board_bots(stratego) == STRATEGO_BOTS | {"random@2"}
-
-
-def test_the_demo_ends_serving_its_results_on_the_web_until_ctrl_c(tmp_path: Path) -> None:
+def test_the_demo_ends_serving_its_results_on_the_web_until_ctrl_c(first_demo: Played) -> None:
     """Without --no-web the demo serves its store with the web app, says where in one
-    line, and stops cleanly on Ctrl-C (no traceback, nothing left running)."""
-    child, out_path = start_demo(tmp_path, tmp_path / "arena.db", "--web-port", "0")
-    session = child.pid
-    try:
-        deadline = time.monotonic() + 120
-        while not (
-            found := re.search(
-                r"^open (http://\S+) \(Ctrl-C to stop\)$", out_path.read_text(), re.M
-            )
-        ):
-            assert child.poll() is None, out_path.read_text()[-4000:]
-            assert time.monotonic() < deadline, out_path.read_text()[-4000:]
-            time.sleep(0.2)
-        output = out_path.read_text()
-        assert found.group(0) == output.rstrip().splitlines()[-1]  # its last line
-        with urllib.request.urlopen(found.group(1) + "/", timeout=30) as page:
-            assert page.status == 200
-            home = page.read().decode()
-        # its leaderboards: the top five of each (of six Risk bots, at least five show;
-        # the sixth may show among the recent matches)
-        shown = {b for b in RISK_BOTS if re.search(rf"(?<![\w:-]){re.escape(b)}", home)}
-        assert len(shown) >= 5, (shown, home)
-        child.send_signal(signal.SIGINT)
-        assert child.wait(timeout=30) in (0, 130)
-        output = out_path.read_text()
-        assert "Traceback" not in output, output[-4000:]
-        deadline = time.monotonic() + 10
-        while (left := session_processes(session)) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert left == [], f"left running: {left}"
-    finally:
-        if child.poll() is None or session_processes(session):
-            os.killpg(session, signal.SIGKILL)
-            child.wait(timeout=10)
+    line, and stops cleanly on Ctrl-C (no traceback, nothing left running: the fixture
+    checks that)."""
+    found = SERVING.search(first_demo.serving)
+    assert found.group(0) == first_demo.serving.rstrip().splitlines()[-1]  # its last line
+    # its leaderboards: the top five of each (of six Risk bots, at least five show;
+    # the sixth may show among the recent matches)
+    home = first_demo.home
+    shown = {b for b in RISK_BOTS if re.search(rf"(?<![\w:-]){re.escape(b)}", home)}
+    assert len(shown) >= 5, (shown, home)
+    assert first_demo.code in (0, 130)
+    assert "Traceback" not in first_demo.output, first_demo.output[-4000:]
 
 
 def test_a_web_port_in_use_stops_the_demo_before_it_plays(tmp_path: Path) -> None:

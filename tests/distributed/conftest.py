@@ -13,6 +13,7 @@ process started here: its ``slow-*`` Risk bots make a match last seconds.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -30,6 +31,7 @@ import grpc
 import pytest
 import redis
 
+from arena.engine import replay
 from arena.store import MatchRow, Store, database_url, variant_key
 from arena.tournament.leaderboard import BoardRow, compute
 from arena.v1 import arena_pb2 as pb
@@ -313,18 +315,31 @@ class Cluster:
 
     def worker(self, name: str) -> Worker:
         """A Celery worker, ready to take tasks (it reads the referees and settings now)."""
-        proc = self.spawn(
-            f"worker-{name}",
-            [
-                *CELERY,
-                *("worker", "--concurrency", "1", "-n", f"{name}@%h", "--loglevel", "INFO"),
-                *("--without-gossip", "--without-mingle"),
-            ],
-        )
-        ready = wait_until(lambda: self._started(proc, READY), 60, f"worker {name} to be ready")
-        worker = Worker(proc, ready.group(1))
-        self.workers.append(worker)
+        (worker,) = self.start_workers(name)
         return worker
+
+    def start_workers(self, *names: str) -> list[Worker]:
+        """Celery workers, one per name, started at once: each ready to take tasks (they
+        read the referees and settings now)."""
+        procs = [
+            self.spawn(
+                f"worker-{name}",
+                [
+                    *CELERY,
+                    *("worker", "--concurrency", "1", "-n", f"{name}@%h", "--loglevel", "INFO"),
+                    *("--without-gossip", "--without-mingle"),
+                ],
+            )
+            for name in names
+        ]
+        started = []
+        for name, proc in zip(names, procs, strict=True):
+            ready = wait_until(
+                lambda proc=proc: self._started(proc, READY), 60, f"worker {name} to be ready"
+            )
+            started.append(Worker(proc, ready.group(1)))
+        self.workers += started
+        return started
 
     def beat(self) -> Proc:
         proc = self.spawn(
@@ -541,6 +556,24 @@ class Cluster:
 
 def _each(flag: str, values: Sequence[str]) -> list[str]:
     return [item for value in values for item in (flag, value)]
+
+
+# --- the failure tests' tournaments ---------------------------------------------------------
+
+#: the slow bots of slow_bots.py: three bots, three seats, one match of a few seconds per
+#: game of the pairing (test_failures.py, test_redis_restarts.py, test_lost_tasks.py)
+SLOW_RISK_BOTS = "slow-aggressive,slow-defensive,slow-blitz"
+SLOW_RISK = ["--game", "risk", "--seats", "3", "--option", "turn-limit=15", "--quiet"]
+FOUR = ["--games-per-pairing", "4"]
+
+
+def verify_from_start(cluster: Cluster, match_id: str) -> None:
+    """The stored replay re-simulates from the match's first deal to its end."""
+    data = cluster.store.replay(match_id)
+    assert data is not None, match_id
+    record = replay.from_json(json.loads(data))
+    assert record.result is not None
+    assert replay.verify(record) == len(record.steps) > 0
 
 
 @pytest.fixture

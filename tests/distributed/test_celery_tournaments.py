@@ -17,8 +17,7 @@ def both_played(cluster, matches: set[str]) -> None:
 
 
 def test_house_bots_through_two_workers(cluster) -> None:
-    cluster.worker("w1")
-    cluster.worker("w2")
+    cluster.start_workers("w1", "w2")
 
     done = cluster.tournament_run(*RISK, "--bots", "random,aggressive,defensive,blitz")
 
@@ -44,8 +43,7 @@ def test_connected_bots_through_two_workers(cluster) -> None:
     cluster.run_bot("defensive", "def", [referee])  # arena bot run --register-as
     cluster.run_bot("blitz", "blz", [referee])
     referee.wait_connected(agg, "def@1", "blz@1")
-    cluster.worker("w1")
-    cluster.worker("w2")
+    cluster.start_workers("w1", "w2")
 
     done = cluster.tournament_run(*RISK, "--bots", "agg,def,blz,house:random")
 
@@ -72,8 +70,7 @@ def test_each_match_goes_to_a_referee_where_all_its_bots_are(cluster) -> None:
     one.wait_connected("a@1", "c@1")
     two.wait_connected("b@1", "c@1")
     assert "b@1" not in one.connected() and "a@1" not in two.connected()
-    cluster.worker("w1")  # ARENA_REFEREES names both
-    cluster.worker("w2")
+    cluster.start_workers("w1", "w2")  # ARENA_REFEREES names both
 
     # a gauntlet of c: its matches need {a, c} (only on one) and {b, c} (only on two)
     done = cluster.tournament_run(
@@ -94,8 +91,7 @@ def test_a_bot_that_never_connects_forfeits(cluster) -> None:
     ghost, _ = cluster.register("ghost", "stratego")  # registered, never run
     cluster.run_bot("random", "rnd", [referee])
     referee.wait_connected("rnd@1")
-    cluster.worker("w1")
-    cluster.worker("w2")
+    cluster.start_workers("w1", "w2")
 
     done = cluster.tournament_run(
         *("--game", "stratego", "--seats", "2", "--option", "turn-limit=300"),

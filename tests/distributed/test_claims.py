@@ -12,7 +12,7 @@ SLOW = ["--game", "risk", "--seats", "3", "--option", "turn-limit=15"]
 
 def test_two_deliveries_at_once_play_the_match_once(cluster) -> None:
     cluster.settings.update(ARENA_TEST_THINK_MS="5")
-    workers = [cluster.worker("w1"), cluster.worker("w2")]
+    workers = cluster.start_workers("w1", "w2")
     created = cluster.arena("tournament", "create", *SLOW, "--bots", SLOW_BOTS, "--db", cluster.db)
     assert created.returncode == 0, created.stderr
     tid = cluster.tournament_id(created.stdout)

@@ -17,35 +17,50 @@ from pathlib import Path
 
 import yaml
 
-from .conftest import Worker
+from .conftest import Proc, Worker
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKER = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["worker"]
 READY = re.compile(r"(\S+@\S+) ready\.")
 
 
-def health_check(cluster, hostname: str) -> subprocess.CompletedProcess[str]:
-    """The compose file's check, in a shell whose $HOSTNAME is ``hostname`` (Compose
-    turns ``$$`` into the ``$`` the container's shell expands)."""
+def health_checks(cluster, *hostnames: str) -> list[subprocess.CompletedProcess[str]]:
+    """The compose file's check, in a shell whose $HOSTNAME is each of ``hostnames`` (Compose
+    turns ``$$`` into the ``$`` the container's shell expands), all run at once; what each
+    did, in order."""
     kind, command = WORKER["healthcheck"]["test"]
     assert kind == "CMD-SHELL"
-    env = dict(cluster.env(), HOSTNAME=hostname)
-    env["PATH"] = os.pathsep.join((str(Path(sys.executable).parent), env["PATH"]))
-    return subprocess.run(
-        ["sh", "-c", command.replace("$$", "$")],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=60,
-    )
+    checks = []
+    for hostname in hostnames:
+        env = dict(cluster.env(), HOSTNAME=hostname)
+        env["PATH"] = os.pathsep.join((str(Path(sys.executable).parent), env["PATH"]))
+        shell = ["sh", "-c", command.replace("$$", "$")]
+        checks.append(
+            subprocess.Popen(
+                shell, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env
+            )
+        )
+    done = []
+    for check in checks:
+        try:
+            out, err = check.communicate(timeout=60)
+        finally:
+            if check.poll() is None:
+                check.kill()
+                check.wait()
+        done.append(subprocess.CompletedProcess(check.args, check.returncode, out, err))
+    return done
 
 
-def compose_worker(cluster) -> Worker:
-    """The worker service's command, as a process here; ready to take tasks."""
+def start_compose_worker(cluster) -> Proc:
+    """The worker service's command, as a process here (see :func:`when_ready`)."""
     command = WORKER["command"]
     assert command[0] == "celery"
-    proc = cluster.spawn("compose-worker", [sys.executable, "-m", *command])
+    return cluster.spawn("compose-worker", [sys.executable, "-m", *command])
+
+
+def when_ready(cluster, proc: Proc) -> Worker:
+    """The compose worker ``proc``, once it is ready to take tasks."""
     ready = cluster.wait(
         lambda: READY.search(proc.log()) or not proc.alive(),
         60,
@@ -56,32 +71,32 @@ def compose_worker(cluster) -> Worker:
 
 
 def test_the_health_check_passes_for_its_own_worker_only(cluster) -> None:
-    worker = compose_worker(cluster)
+    starting = start_compose_worker(cluster)
+    other = cluster.worker("other")  # another worker of the app, answering pings
+    worker = when_ready(cluster, starting)
     host = socket.gethostname()  # what %h is to Celery, and $HOSTNAME in a container
     assert worker.node == f"worker@{host}"
-    other = cluster.worker("other")  # another worker of the app, answering pings
 
-    passed = health_check(cluster, host)
+    passed, wrong = health_checks(cluster, host, f"not-{host}")
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert f"worker@{host}: OK" in passed.stdout and "pong" in passed.stdout
     assert "1 node online" in passed.stdout  # it asked this worker only
     assert other.node not in passed.stdout
-
-    wrong = health_check(cluster, f"not-{host}")
     assert wrong.returncode != 0, wrong.stdout
 
     worker.proc.stop(grace_s=30)  # SIGTERM: a warm shutdown
-    gone = health_check(cluster, host)
+    (gone,) = health_checks(cluster, host)
     assert gone.returncode != 0, gone.stdout  # the other worker does not answer for it
 
 
 def test_a_stopped_worker_finishes_its_match_before_it_exits(cluster) -> None:
     cluster.settings["ARENA_TEST_THINK_MS"] = "20"  # a match of some seconds
-    worker = compose_worker(cluster)
+    starting = start_compose_worker(cluster)  # it starts while the tournament is made
     run, tid = cluster.start_tournament(
         *("--game", "risk", "--seats", "3", "--option", "turn-limit=15", "--quiet"),
         *("--bots", "slow-aggressive,slow-defensive,slow-blitz"),
     )
+    worker = when_ready(cluster, starting)
 
     def mid_match() -> str | None:
         for match_id in cluster.playing(worker):

@@ -1,6 +1,7 @@
-"""Failures in the middle of a tournament through Celery: a worker killed, Redis
-restarted, the referee restarted. The tournament completes each time, no match is lost
-and none is counted twice.
+"""Failures in the middle of a tournament through Celery: a worker killed whole, the
+referee restarted, the database away while a result is recorded. The tournament
+completes each time, no match is lost and none is counted twice (Redis restarted:
+test_redis_restarts.py and test_lost_tasks.py).
 
 The matches here are between the ``slow-*`` Risk bots of slow_bots.py (conftest.py
 installs it as a plugin): each lasts a few seconds, so there is a middle to hit.
@@ -8,16 +9,13 @@ installs it as a plugin): each lasts a few seconds, so there is a middle to hit.
 
 from __future__ import annotations
 
-import json
 import time
 
-from arena.engine import replay
 from arena.engine.seeds import house_bot_seed
 
-SLOW_BOTS = "slow-aggressive,slow-defensive,slow-blitz"
-#: three bots, three seats: one match of a few seconds per game of the pairing
-SLOW = ["--game", "risk", "--seats", "3", "--option", "turn-limit=15", "--quiet"]
-FOUR = ["--games-per-pairing", "4"]
+from .conftest import FOUR, verify_from_start
+from .conftest import SLOW_RISK as SLOW
+from .conftest import SLOW_RISK_BOTS as SLOW_BOTS
 
 
 def bot_class(label: str) -> str:
@@ -27,22 +25,12 @@ def bot_class(label: str) -> str:
     return f"{name.capitalize()}RiskBot"
 
 
-def verify_from_start(cluster, match_id: str) -> None:
-    """The stored replay re-simulates from the match's first deal to its end."""
-    data = cluster.store.replay(match_id)
-    assert data is not None, match_id
-    record = replay.from_json(json.loads(data))
-    assert record.result is not None
-    assert replay.verify(record) == len(record.steps) > 0
-
-
 def test_a_worker_killed_whole_is_replaced_when_its_lease_lapses(cluster) -> None:
     # the visibility timeout as in production: the broker would hand the lost task out
     # again after 65 minutes; the lease (3 s here, a minute by default) comes first
     cluster.settings.update(ARENA_VISIBILITY_S="3900", ARENA_TASK_TIME_LIMIT_S="3600")
     cluster.settings.update(ARENA_LEASE_S="3", ARENA_TEST_THINK_MS="5")
-    w1 = cluster.worker("w1")
-    w2 = cluster.worker("w2")
+    w1, w2 = cluster.start_workers("w1", "w2")
     run, tid = cluster.start_tournament(*SLOW, *FOUR, "--bots", SLOW_BOTS)
 
     def w1_mid_match():
@@ -88,33 +76,6 @@ def test_a_worker_killed_whole_is_replaced_when_its_lease_lapses(cluster) -> Non
     verify_from_start(cluster, victim.id)
 
 
-def test_redis_restarted_mid_tournament(cluster) -> None:
-    cluster.settings.update(ARENA_VISIBILITY_S="15", ARENA_TASK_TIME_LIMIT_S="10")
-    cluster.settings.update(ARENA_TEST_THINK_MS="5")
-    workers = [cluster.worker("w1"), cluster.worker("w2")]
-    run, tid = cluster.start_tournament(*SLOW, *FOUR, "--bots", SLOW_BOTS)
-    cluster.wait(lambda: cluster.running(tid), 60, "a match to start")
-
-    cluster.redis.stop()
-    cluster.wait(
-        lambda: all("Connection to broker lost" in w.log() for w in workers),
-        60,
-        "both workers to lose the broker",
-    )
-    # the matches in flight end with Redis away: their results reach the store, not Redis
-    cluster.wait(lambda: not cluster.running(tid), 60, "the matches in flight to end")
-    # no worker can take another match without Redis: the rest wait for it
-    assert cluster.store.progress(tid).get("finished", 0) < 4
-    assert run.alive()
-    cluster.redis.start()
-
-    output = cluster.finish(run)
-    assert run.popen.returncode == 0, output + cluster.logs()
-    assert f"tournament {tid}: finished, 4/4 matches finished" in output
-    cluster.played_once(tid)
-    assert cluster.board(output) == {f"house:{bot}@1": 4 for bot in SLOW_BOTS.split(",")}
-
-
 def test_referee_restarted_mid_tournament(cluster) -> None:
     # long enough for the bots to come back to the new referee
     cluster.settings.update(ARENA_BOT_WAIT_S="60", ARENA_TEST_THINK_MS="5")
@@ -123,8 +84,7 @@ def test_referee_restarted_mid_tournament(cluster) -> None:
     for name in names:  # SDK bot processes: they reconnect by themselves
         cluster.run_bot(name.replace("r-", "slow-"), name, [referee])
     referee.wait_connected(*(f"{name}@1" for name in names))
-    cluster.worker("w1")
-    cluster.worker("w2")
+    cluster.start_workers("w1", "w2")
     bots = ",".join(names)
     run, tid = cluster.start_tournament(*SLOW, "--games-per-pairing", "2", "--bots", bots)
 
@@ -150,26 +110,6 @@ def test_referee_restarted_mid_tournament(cluster) -> None:
         verify_from_start(cluster, match.id)
 
 
-def test_redis_restarted_without_persistence(cluster) -> None:
-    cluster.settings.update(ARENA_TEST_THINK_MS="5")
-    cluster.worker("w1")
-    run, tid = cluster.start_tournament(*SLOW, *FOUR, "--bots", SLOW_BOTS)
-    cluster.wait(lambda: cluster.running(tid), 60, "a match to start")
-    assert cluster.redis.queued() == 3  # the others wait in the queue...
-
-    cluster.redis.restart_empty()  # ...which is gone
-    assert cluster.redis.queued() == 0
-
-    output = cluster.finish(run)
-    assert run.popen.returncode == 0, output + cluster.logs()
-    assert "re-sent 3 matches whose tasks were lost (broker restarted?)" in output
-    assert f"tournament {tid}: finished, 4/4 matches finished" in output
-    cluster.played_once(tid)
-    matches = cluster.store.tournament_matches(tid)
-    assert all(m.attempts == 1 for m in matches)
-    assert cluster.plays(seats=3) == 4  # counted by the bots: none played twice
-
-
 def test_a_database_outage_while_recording_keeps_the_played_result(cluster) -> None:
     cluster.settings.update(ARENA_TEST_THINK_MS="20", ARENA_LEASE_S="30")
     worker = cluster.worker("w1")
@@ -192,49 +132,3 @@ def test_a_database_outage_while_recording_keeps_the_played_result(cluster) -> N
     after = cluster.store.match(match.id)
     assert after.attempts == 1 and cluster.plays(seats=3) == 1  # played once, kept
     verify_from_start(cluster, match.id)
-
-
-def test_a_queued_tournament_survives_a_redis_without_persistence(cluster) -> None:
-    # nobody follows a queued (or recurring) run: beat's sweep finds its lost tasks
-    cluster.settings.update(ARENA_TEST_THINK_MS="5")
-    worker = cluster.worker("w1")
-    cluster.beat()
-    risk = [arg for arg in SLOW if arg != "--quiet"]
-    created = cluster.arena(
-        *("tournament", "create", *risk, *FOUR, "--bots", SLOW_BOTS, "--db", cluster.db)
-    )
-    assert created.returncode == 0, created.stderr
-    tid = cluster.tournament_id(created.stdout)
-    cluster.wait(lambda: cluster.running(tid), 60, "a match to start")
-
-    cluster.redis.restart_empty()
-
-    store = cluster.store
-    cluster.wait(lambda: store.tournament(tid).status == "finished", 180, "the run to finish")
-    cluster.played_once(tid)
-    assert all(m.attempts == 1 for m in store.tournament_matches(tid))
-    assert cluster.plays(seats=3) == 4
-    assert "re-sent 3 matches whose tasks were lost (broker restarted?)" in worker.log()
-
-
-def test_a_tournament_whose_schedule_task_was_lost_is_played(cluster) -> None:
-    # queued while no worker runs, then the broker loses the one schedule task: the
-    # matches were marked sent when it was queued, so beat's sweep sends them itself
-    cluster.settings.update(ARENA_TEST_THINK_MS="5")
-    risk = [arg for arg in SLOW if arg != "--quiet"]
-    created = cluster.arena(
-        *("tournament", "create", *risk, *FOUR, "--bots", SLOW_BOTS, "--db", cluster.db)
-    )
-    assert created.returncode == 0, created.stderr
-    tid = cluster.tournament_id(created.stdout)
-    store = cluster.store
-    assert store.tournament(tid).status == "running"
-
-    cluster.redis.restart_empty()
-    worker = cluster.worker("w1")
-    cluster.beat()
-
-    cluster.wait(lambda: store.tournament(tid).status == "finished", 180, "the run to finish")
-    cluster.played_once(tid)
-    assert all(m.attempts == 1 for m in store.tournament_matches(tid))
-    assert "re-sent 4 matches whose tasks were lost (broker restarted?)" in worker.log()
