@@ -82,6 +82,7 @@ LONGEST_FIRST = (
     "tests/distributed/test_redis_restarts.py",  # 43
     "tests/referee/test_tournaments.py",  # 43
     "tests/test_makefile.py",  # 42
+    "tests/web/test_prebuild.py",  # 45 (most of it waiting on arena web processes)
     "tests/test_wheel.py",  # 31 (47 the first time: it downloads the wheelhouse)
     "tests/distributed/test_compose_worker.py",  # 37
     "tests/referee/test_referee.py",  # 37
