@@ -7,6 +7,7 @@ hidden fact; an app without a referee says why it cannot show the match live."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -31,17 +32,29 @@ from arena.web import frames
 from .conftest import web_app
 
 REGISTRY = load_registry()
-#: a bot that thinks a little before each move, so a match lasts long enough to watch
+#: a bot that thinks a little before each move, so a match lasts long enough to watch,
+#: and makes no move while the file $SLOW_BOT_GATE is missing (the test opens the gate
+#: once the page watches: a match must not end before the page sees it)
 SLOW_BOT = """
+import os
 import random
 import time
 
 from arena.sdk import Bot, main
 from arena.bots.aggressive import AggressiveRiskBot
 
+GATE = os.environ["SLOW_BOT_GATE"]
+
+
+def wait_for_the_gate():
+    deadline = time.monotonic() + 100
+    while not os.path.exists(GATE) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
 
 class Slow(Bot):
     def decide_stratego(self, observation, decision):
+        wait_for_the_gate()
         time.sleep(0.02)
         if decision.kind == "setup":
             return self.default_setup(decision)
@@ -51,6 +64,7 @@ class Slow(Bot):
         return {"type": "no_rescue"}
 
     def decide_risk(self, observation, decision):
+        wait_for_the_gate()
         time.sleep(0.01)
         seat = observation["seat"]
         if not hasattr(self, "bots"):
@@ -78,10 +92,15 @@ def wait_until(predicate: Any, timeout: float, what: str) -> Any:
     return value
 
 
-def process(stack: ExitStack, args: list[str], out: Path) -> subprocess.Popen:
-    """A child process for the test's length, its output in ``out``."""
+def process(
+    stack: ExitStack, args: list[str], out: Path, env: dict[str, str] | None = None
+) -> subprocess.Popen:
+    """A child process for the test's length, its output in ``out`` (``env``: more
+    environment)."""
     with open(out, "wb") as handle:  # the child keeps its own copy of the file
-        child = subprocess.Popen(args, stdout=handle, stderr=subprocess.STDOUT)
+        child = subprocess.Popen(
+            args, stdout=handle, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
+        )
 
     def stop() -> None:
         child.terminate()
@@ -115,16 +134,18 @@ def referee_process(stack: ExitStack, tmp_path: Path, *extra: str) -> tuple[str,
 
 @pytest.fixture
 def referee(tmp_path: Path) -> Iterator[tuple[str, Path, Any]]:
-    """An `arena referee` process on its own store, and three slow bots connected."""
+    """An `arena referee` process on its own store, and three slow bots connected, which
+    move once the file ``gate`` beside the store exists."""
     bot = tmp_path / "slow.py"
     bot.write_text(SLOW_BOT)
+    gate = {"SLOW_BOT_GATE": str(tmp_path / "gate")}
     with ExitStack() as stack:
         address, db, stub = referee_process(stack, tmp_path)
         arena = [sys.executable, "-m", "arena.cli"]
         names = ["slow-a", "slow-b", "slow-c"]
         for name in names:
             run = ["bot", "run", str(bot), "--referee", address, "--register-as", name]
-            process(stack, arena + run, tmp_path / f"{name}.out")
+            process(stack, arena + run, tmp_path / f"{name}.out", gate)
 
         def connected() -> bool:
             bots = stub.ListBots(pb.ListBotsRequest(), timeout=10).bots
@@ -173,8 +194,14 @@ def test_a_live_match_changes_on_the_page_and_its_bytes_hold_only_public_facts(
     game, seats, options, variants = MATCHES[kind]
     players = ["slow-a", "slow-b", "slow-c"][:seats]
     with web_app(db, "--referee", address) as base, web_app(db) as without:
+        # the bots hold their moves until the page watches (a long deadline meanwhile)
         request = pb.RunMatchRequest(
-            game=game, players=players, options=options, variants=variants, wait=False
+            game=game,
+            players=players,
+            options=options,
+            variants=variants,
+            wait=False,
+            decision_ms=120_000,
         )
         match_id = stub.RunMatch(request, timeout=30).match_id
         page = chromium.new_page(viewport={"width": 1280, "height": 1000})
@@ -202,6 +229,7 @@ def test_a_live_match_changes_on_the_page_and_its_bytes_hold_only_public_facts(
             # waits, not speeds: on a busy machine pages and timers run late
             page.wait_for_selector("#viewer[data-ready=true]", timeout=90_000)
             first = int(page.locator("#viewer").get_attribute("data-step"))
+            (db.parent / "gate").touch()  # the page watches: the bots may move
             with urllib.request.urlopen(f"{without}/matches/{match_id}") as answer:
                 plain = answer.read().decode()
             # the page moves on as the match is played (a missions game may end soon
