@@ -224,3 +224,17 @@ def test_help_shows_the_defaults(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "port to listen on (default: 50051)" in out
     assert "(default: None)" not in out and "(default: False)" not in out
+
+
+def test_no_switch_s_help_shows_a_true_or_false_default():
+    """A switch's help says what it turns on or off: "(default: True)" after `--no-x`
+    would read as if it were on."""
+    shown = [
+        f"{' '.join(path)} {action.option_strings[-1]}"
+        for path, parser in _commands(build_parser())
+        for action in parser._actions
+        if action.nargs == 0
+        and action.option_strings
+        and "(default: " in parser.formatter_class("x")._get_help_string(action)
+    ]
+    assert shown == []

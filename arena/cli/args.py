@@ -69,11 +69,13 @@ def output_file(text: str) -> str:
 
 class DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """``--help`` shows every option's default, except where there is none to show (no
-    value, a switch that is off, an empty list) or its help already says it."""
+    value, a switch: its help says what it turns on or off, an empty list) or its help
+    already says it."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         default = action.default
-        if default is None or default is False or default == [] or "default" in (action.help or ""):
+        switch = action.nargs == 0 and action.option_strings  # --x or --no-x
+        if default is None or switch or default == [] or "default" in (action.help or ""):
             return action.help
         return super()._get_help_string(action)
 
