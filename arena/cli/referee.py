@@ -84,12 +84,22 @@ def cmd_match_run(args: argparse.Namespace) -> int:
         options=stored_options(args),
         players=[p.strip() for p in args.players.split(",")],
         seed=args.seed,
-        wait=True,
+        wait=False,
         decision_ms=args.decision_ms,
     )
     metadata = organiser_metadata(args.organiser_key)
+    stub = arena_stub(args.referee)
     try:
-        reply = arena_stub(args.referee).RunMatch(request, metadata=metadata)
+        # started first, so that its id is known while it plays (to watch it), then
+        # asked again by its id, waiting for its end (the same match: nothing replayed)
+        request.match_id = stub.RunMatch(request, metadata=metadata).match_id
+        print(
+            f"match {request.match_id} started on {args.referee}; watch it live with "
+            f"`arena match watch {request.match_id} --referee {args.referee}`",
+            flush=True,
+        )
+        request.wait = True
+        reply = stub.RunMatch(request, metadata=metadata)
     except grpc.RpcError as exc:
         raise ValueError(f"{args.referee}: {exc.details()}") from None
     info = reply.match

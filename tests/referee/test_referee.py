@@ -13,6 +13,7 @@ import contextlib
 import importlib.util
 import json
 import random
+import re
 import socket
 import subprocess
 import sys
@@ -241,6 +242,11 @@ def test_cli_match_run_and_replay_verify_with_bot_processes(
     assert run.wait(60) == 0, run.stderr()
     out = run.stdout()
     assert ": finished, " in out and "seat 0: aggressive@1 place " in out, out
+    # its id first, while it plays (to watch it), and the same match at the end
+    started = re.match(r"match (\S+) started on (\S+); watch it live with `(.+)`\n", out)
+    assert started and started.group(2) == referee_server.address, out
+    assert started.group(3) == f"arena match watch {started.group(1)} --referee {started.group(2)}"
+    assert f"match {started.group(1)}: finished, " in out
     assert replay.read_bytes()[:2] == b"\x1f\x8b", "not gzipped"
     check = spawn.cli(tmp_path, "replay-verify", "replay", "verify", str(replay))
     assert check.wait(30) == 0, check.stderr()
