@@ -4,7 +4,7 @@ import sys
 
 from arena.cli import main
 
-# guarded: a process started from a fork server or by spawning (the web's frames worker)
-# imports the main module again, and must not run the command a second time
+# guarded: a process that multiprocessing starts by spawning imports the main module
+# again, and must not run the command a second time
 if __name__ == "__main__":
     sys.exit(main())

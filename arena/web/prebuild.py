@@ -87,9 +87,10 @@ class Worker:
         process = self._process
         return None if process is None else process.pid
 
-    def build(self, match_id: str, firsts: list[int]) -> list[dict[str, Any]]:
-        """:func:`viewers.build_entries` of ``match_id`` in the worker; its errors are
-        raised here, :class:`WorkerDied` if the worker ends first or takes too long."""
+    def build(self, match_id: str) -> dict[str, Any]:
+        """:func:`viewers.build_entry` of ``match_id`` (its whole frames) in the worker;
+        its errors are raised here, :class:`WorkerDied` if the worker ends first or
+        takes too long."""
         with self._lock:
             if self._stopped:
                 raise WorkerDied("the web is stopping")
@@ -98,7 +99,7 @@ class Worker:
             outbox, inbox = self._outbox, self._inbox
         assert outbox is not None and inbox is not None
         try:
-            outbox.send((match_id, firsts))
+            outbox.send(match_id)
             if not inbox.poll(BUILD_S):
                 raise WorkerDied(f"no frames of match {match_id} after {BUILD_S:.0f} s")
             ok, value = inbox.recv()
@@ -171,8 +172,8 @@ class Worker:
 
 def main() -> None:
     """The worker (``python -m arena.web.prebuild IN OUT``, started by :class:`Worker`):
-    the store's URL, then (match id, first frames) in, (True, entries) or (False, the
-    error) out, until the web closes its end or ends the process."""
+    the store's URL, then a match id in, (True, its entry) or (False, the error)
+    out, until the web closes its end or ends the process."""
     inbox = Connection(int(sys.argv[1]), writable=False)
     outbox = Connection(int(sys.argv[2]), readable=False)
     from arena.plugins import load_registry
@@ -188,11 +189,11 @@ def main() -> None:
     try:
         while True:
             try:
-                match_id, firsts = inbox.recv()
+                match_id = inbox.recv()
             except (EOFError, OSError):
                 return
             try:
-                answer = (True, viewers.build_entries(store, registry, match_id, firsts))
+                answer = (True, viewers.build_entry(store, registry, match_id))
             except Exception as exc:  # sent back, raised in the web: one line there
                 answer = (False, exc if _picklable(exc) else RuntimeError(str(exc)))
             try:

@@ -107,9 +107,9 @@ class FrameCache:
         self,
         store: Store,
         match_id: str,
-        build: Callable[[str, list[int]], list[dict[str, Any]]],
+        build: Callable[[str], dict[str, Any]],
     ) -> bool:
-        """Builds now, with ``build(match_id, [0])`` (:func:`build_entries`, maybe in
+        """Builds now, with ``build(match_id)`` (:func:`build_entry`, maybe in
         another process), the whole frames of a replay, which its first viewer then
         finds kept (:meth:`for_page` takes them for a long replay's page too); a viewer
         who asks meanwhile waits for them (:data:`WAIT_S` at most). False if they were
@@ -123,7 +123,7 @@ class FrameCache:
             with self._guard:
                 self._building_ahead.add(key)
             try:
-                (entry,) = build(match_id, [0])
+                entry = build(match_id)
             except BaseException:
                 self._forget_lock(key)
                 raise
@@ -204,15 +204,14 @@ class FrameCache:
         return steps
 
     def _build(self, store: Store, match_id: str, reveal: bool, first: int) -> dict[str, Any]:
-        return build_entries(store, self.registry, match_id, [first], reveal)[0]
+        return build_entry(store, self.registry, match_id, first, reveal)
 
 
-def build_entries(
-    store: Store, registry: Any, match_id: str, firsts: list[int], reveal: bool = False
-) -> list[dict[str, Any]]:
-    """The cache's entries of a replay's frames from each of ``firsts`` (keyframes: see
-    :func:`frames.first_frame`), from one reading of the replay. The caller has checked
-    that it may be shown."""
+def build_entry(
+    store: Store, registry: Any, match_id: str, first: int = 0, reveal: bool = False
+) -> dict[str, Any]:
+    """The cache's entry of a replay's frames from keyframe ``first`` on (0: every frame;
+    see :func:`frames.first_frame`). The caller has checked that it may be shown."""
     # the replay and the frames are trees of a million lists and dicts, made, turned
     # into JSON and let go: the collector stays off until they are gone, or it
     # scans them as they grow and once more before they are freed (a third of the
@@ -221,21 +220,16 @@ def build_entries(
         record = from_json(data.replay_doc(store, match_id))
         if record.game not in GAMES:
             raise data.NotFound(f"no viewer for {record.game} matches")
-        entries = []
-        for first in firsts:
-            built = frames.from_replay(record, registry, reveal, first)
-            entries.append(
-                {
-                    "json": orjson.dumps(built),
-                    "final": built["final"],
-                    "board": built["board"],
-                    "frames": built["frames"],
-                    "first": built["first"],
-                }
-            )
-            del built
-        del record
-    return entries
+        built = frames.from_replay(record, registry, reveal, first)
+        entry = {
+            "json": orjson.dumps(built),
+            "final": built["final"],
+            "board": built["board"],
+            "frames": built["frames"],
+            "first": built["first"],
+        }
+        del built, record
+    return entry
 
 
 def page(

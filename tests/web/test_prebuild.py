@@ -99,10 +99,10 @@ def test_a_match_that_ends_while_the_web_runs_has_its_frames_built_ahead(
         # byte for byte what the web would have built itself
         store = ReadOnlyStore(str(db))
         try:
-            made = viewers.build_entries(store, load_registry(), match_id, [0])
+            made = viewers.build_entry(store, load_registry(), match_id)
         finally:
             store.close()
-        assert whole.content == made[0]["json"]
+        assert whole.content == made["json"]
 
         # a match that ended before the web started is built when first viewed: its
         # page from its tail, then the whole frames
@@ -121,10 +121,10 @@ def test_a_viewer_who_asks_during_a_build_ahead_waits_for_it(tmp_path: Path, lon
     builds = counting_builds(cache)
     release, building = threading.Event(), threading.Event()
 
-    def slow_build(mid: str, firsts: list[int]) -> list[dict]:
+    def slow_build(mid: str) -> dict:
         building.set()
         assert release.wait(30)
-        return viewers.build_entries(store, registry, mid, firsts)
+        return viewers.build_entry(store, registry, mid)
 
     got: dict[str, dict] = {}
     try:
@@ -158,7 +158,7 @@ def test_a_viewer_does_not_wait_long_for_a_starved_build_ahead(
     builds = counting_builds(cache)
     release, building = threading.Event(), threading.Event()
 
-    def starved(mid: str, firsts: list[int]) -> list[dict]:
+    def starved(mid: str) -> dict:
         building.set()
         assert release.wait(30)
         raise RuntimeError("the worker gave up")
