@@ -9,9 +9,11 @@ a ``google.protobuf.Struct``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
+from arena.referee import limits
 from arena.v1 import arena_pb2 as pb
 
 try:  # a dependency of the package; the standard library still works without it
@@ -103,6 +105,34 @@ def from_json_text(text: str) -> Any:
         return json.loads(text)
     except ValueError as exc:
         raise CodecError(f"not valid JSON: {exc}") from None
+    except RecursionError:  # nested deeper than the parser recurses
+        raise CodecError("not valid JSON: nested too deep") from None
+
+
+def untrusted_json(text: str) -> Any:
+    """The value of JSON text a bot sent, within the bounds of ``limits``: its size and
+    depth are checked before a parser sees it, and what it holds after (integers within
+    64 bits, finite numbers); CodecError says which bound it passed, never what it was."""
+    problem = limits.json_problem(text)
+    if problem is not None:
+        raise CodecError(problem)
+    value: Any = _NOTHING
+    if orjson is not None and _no_long_numbers(text):
+        # what orjson refuses, the standard library decides, and says why
+        with contextlib.suppress(orjson.JSONDecodeError):
+            value = orjson.loads(text)
+    if value is _NOTHING:
+        try:
+            value = limits.parse_untrusted_json(text)
+        except ValueError as exc:
+            raise CodecError(f"not valid JSON: {limits.short(str(exc), 120)}") from None
+    problem = limits.value_problem(value)
+    if problem is not None:
+        raise CodecError(problem)
+    return value
+
+
+_NOTHING = object()
 
 
 def _no_long_numbers(text: str) -> bool:
@@ -295,36 +325,89 @@ def action_to_proto(game: str, action: dict[str, Any]) -> pb.Action:
 def fill_action(message: pb.Action, game: str, action: dict[str, Any]) -> None:
     """Write ``action`` into an empty ``message`` in place (see ``action_to_proto``)."""
     try:
-        if game == "risk":
-            msg = message.risk
-            msg.SetInParent()
-            _risk_action(msg, action)
-            return
-        if game == "stratego":
-            msg = message.stratego
-            msg.SetInParent()
-            _stratego_action(msg, action)
-            return
-    except (TypeError, ValueError) as exc:
+        _fill_action(message, game, action)
+    except (TypeError, ValueError, OverflowError) as exc:
         raise CodecError(f"cannot send {action!r} as a {game} action: {exc}") from None
-    message.other_json = to_json_text(action)
+
+
+def _fill_action(message: pb.Action, game: str, action: dict[str, Any]) -> None:
+    if game == "risk":
+        msg = message.risk
+        msg.SetInParent()
+        _risk_action(msg, action)
+    elif game == "stratego":
+        msg = message.stratego
+        msg.SetInParent()
+        _stratego_action(msg, action)
+    else:
+        message.other_json = to_json_text(action)
 
 
 def action_from_proto(game: str, message: pb.Action) -> dict[str, Any]:
-    """The action dict ``State.apply`` takes, from a bot's message."""
+    """The action dict ``State.apply`` takes, from a bot's message, within the bounds of
+    ``arena.referee.limits``. Whatever is wrong with it is a CodecError with a short
+    reason that does not echo it (the referee turns it into a refusal, never an abort).
+
+    In a Risk or Stratego match an ``other_json`` action is read as its typed message
+    would be: the same fields and types, the same bounds."""
+    try:
+        return _action_from_proto(game, message)
+    except CodecError:
+        raise
+    except Exception as exc:  # nothing a bot sends may escape as anything else
+        raise CodecError(f"the action could not be read ({type(exc).__name__})") from None
+
+
+def _action_from_proto(game: str, message: pb.Action) -> dict[str, Any]:
     which = message.WhichOneof("game")
     if which == "other_json":
-        action = from_json_text(message.other_json)
+        action = untrusted_json(message.other_json)
         if not isinstance(action, dict):
             raise CodecError("an action must be a JSON object")
-        return action
+        if game not in ("risk", "stratego"):
+            return action
+        typed = pb.Action()
+        try:
+            _fill_action(typed, game, action)
+        except Exception as exc:
+            raise CodecError(
+                f"an other_json action of a {game} match must fit its typed message: a "
+                f"field of the wrong type or out of range ({type(exc).__name__})"
+            ) from None
+        message, which = typed, game
     if which is None:
         raise CodecError(f"an empty action in a {game} match: set the {game} field")
     if which != game or game not in ("risk", "stratego"):
         raise CodecError(f"a {which} action in a {game} match")
     if which == "risk":
+        _check_risk_action(message.risk)
         return _risk_action_dict(message.risk)
+    _check_stratego_action(message.stratego)
     return _stratego_action_dict(message.stratego)
+
+
+def _check_text(what: str, text: str) -> None:
+    if len(text) > limits.MAX_ACTION_TEXT:
+        raise CodecError(f"{what}: over {limits.MAX_ACTION_TEXT} characters")
+
+
+def _check_items(what: str, items: Any) -> None:
+    if len(items) > limits.MAX_ACTION_ITEMS:
+        raise CodecError(f"{what}: more than {limits.MAX_ACTION_ITEMS} items")
+
+
+def _check_risk_action(msg: pb.RiskAction) -> None:
+    _check_text("type", msg.type)
+    _check_items("cards", msg.cards)
+    _check_items("placements", msg.placements)
+
+
+def _check_stratego_action(msg: pb.StrategoAction) -> None:
+    _check_text("type", msg.type)
+    _check_text("piece", msg.piece)
+    _check_items("placement", msg.placement)
+    for name in msg.placement.values():
+        _check_text("a placed piece's name", name)
 
 
 def _risk_action(msg: pb.RiskAction, action: dict[str, Any]) -> None:

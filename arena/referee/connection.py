@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import Any
 
+from arena.referee.limits import TokenBucket
 from arena.v1 import arena_pb2 as pb
 
 log = logging.getLogger("arena.referee")
@@ -58,8 +58,11 @@ class BotConnection:
         context: Any = None,
         batches: bool = False,
         max_queued_bytes: int = 8 << 20,
+        peer: str = "",
     ) -> None:
         self.bot_id = bot_id
+        #: the stream's connection, ``host:port``: the connection guard spares it
+        self.peer = peer
         self.bot_name = bot_name
         self.context = context  # the servicer context of the stream: the writer writes on it
         #: the bot reads RefereeBatch: what queues up while a write is in flight goes out
@@ -71,13 +74,15 @@ class BotConnection:
         #: ``max_queued_bytes``, or the bot is not reading and the connection is closed
         self.queued_bytes = 0
         self.max_queued_bytes = max_queued_bytes
-        self.pending: dict[tuple[str, int], asyncio.Future[pb.ActionReply]] = {}
+        #: the decisions owed, by (match, request id): each resolves to the reply and
+        #: when the stream's reader received it (loop time: the bot's clock stops then)
+        self.pending: dict[tuple[str, int], asyncio.Future[tuple[pb.ActionReply, float]]] = {}
         self.closed = asyncio.Event()
         self.close_reason = ""
         self.stale_replies = 0
         self._max_rate = max_messages_per_s
-        self._window_start = time.monotonic()
-        self._window_count = 0
+        #: unsolicited messages: ``max_messages_per_s`` a second, as many at once
+        self._unsolicited = TokenBucket(max_messages_per_s, max_messages_per_s)
 
     async def send(self, message: pb.RefereeMessage) -> None:
         """Queue ``message`` for this stream's writer. Never blocks: a bot that does not
@@ -149,8 +154,11 @@ class BotConnection:
             size += len(items[-1])
         return _embedded(_BATCH_FIELD, b"".join(items)), stop
 
-    def expect(self, match_id: str, request_id: int) -> asyncio.Future[pb.ActionReply]:
-        future: asyncio.Future[pb.ActionReply] = asyncio.get_running_loop().create_future()
+    def expect(
+        self, match_id: str, request_id: int
+    ) -> asyncio.Future[tuple[pb.ActionReply, float]]:
+        future: asyncio.Future[tuple[pb.ActionReply, float]]
+        future = asyncio.get_running_loop().create_future()
         self.pending[(match_id, request_id)] = future
         return future
 
@@ -158,27 +166,25 @@ class BotConnection:
         self.pending.pop((match_id, request_id), None)
 
     def over_rate(self) -> bool:
-        """True once the bot sends more unsolicited messages per second than allowed.
+        """True once the bot sends more unsolicited messages than allowed: a token
+        bucket of ``max_messages_per_s`` a second and as many at once, so that a bot
+        paced evenly below the rate is never cut, whatever its jitter.
 
         Replies to pending decisions are never counted: they are bounded by the
         referee's own requests. Pings, stale or unknown replies are."""
-        now = time.monotonic()
-        if now - self._window_start >= 1.0:
-            self._window_start = now
-            self._window_count = 0
-        self._window_count += 1
-        return self._window_count > self._max_rate
+        return not self._unsolicited.take()
 
     def expected(self, reply: pb.ActionReply) -> bool:
         future = self.pending.get((reply.match_id, reply.request_id))
         return future is not None and not future.done()
 
-    def deliver(self, reply: pb.ActionReply) -> bool:
+    def deliver(self, reply: pb.ActionReply, arrived: float) -> bool:
+        """Hand ``reply`` to the decision it answers, with when it arrived (loop time)."""
         future = self.pending.pop((reply.match_id, reply.request_id), None)
         if future is None or future.done():
             self.stale_replies += 1
             return False
-        future.set_result(reply)
+        future.set_result((reply, arrived))
         return True
 
     def close(self, reason: str, drop: bool = False) -> None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from arena.engine.core import Decision, Game, IllegalAction, Result, State
 from arena.engine.match import LazyObservation, MatchRecord
 from arena.engine.replay import to_json as replay_to_json
+from arena.referee.clock import Deadline
 from arena.referee.codec import (
     CodecError,
     action_from_proto,
@@ -29,14 +30,16 @@ from arena.referee.codec import (
     to_json_text,
 )
 from arena.referee.connection import ConnectionLost
+from arena.referee.limits import short
+from arena.referee.spectators import SPECTATOR_BATCH_S, Spectators
 from arena.v1 import arena_pb2 as pb
 
 if TYPE_CHECKING:
     from arena.referee.server import Referee
 
 log = logging.getLogger("arena.referee")
-#: a spectator that asked for batches gets the steps of this long (seconds) as one message
-SPECTATOR_BATCH_S = 0.1
+#: characters of what a rejection says is allowed (the rules' own text)
+MAX_ALLOWED = 2000
 
 
 class Gone(Exception):
@@ -86,15 +89,6 @@ class LiveMatch:
     state: State | None = None
     status: str = "running"
     done: asyncio.Event = field(default_factory=asyncio.Event)
-    #: WatchMatch streams that get every step with its position
-    spectators: list[asyncio.Queue[Any]] = field(default_factory=list)
-    #: WatchMatch streams that asked for batches: every step's events, and the position
-    #: once a batch (``spectator_view``); one SpectatorBatch message, made once for all
-    #: of them every SPECTATOR_BATCH_S (:meth:`watch_batches`)
-    batch_spectators: list[asyncio.Queue[Any]] = field(default_factory=list)
-    #: the steps for batch spectators not sent yet: (seat, steps played, public events)
-    _batch: list[tuple[int | None, int, list[str]]] = field(default_factory=list)
-    _batch_timer: asyncio.TimerHandle | None = None
     #: the id of the last request sent (random: see ``new_request_id``)
     _last_request: int = 0
     #: the steps of the replay, each as its JSON text: strings are not tracked by the
@@ -105,8 +99,12 @@ class LiveMatch:
     _replay_text: str | None = None
     #: per seat index: events not yet sent to that seat's bot (JSON text)
     _unsent: dict[int, list[str]] = field(default_factory=dict)
+    #: answers the rules raised on (other than IllegalAction): logged once a match
+    _rules_errors: int = 0
 
     def __post_init__(self) -> None:
+        #: WatchMatch's watchers, served off the decision path (arena.referee.spectators)
+        self.audience = Spectators(self)
         self.record = MatchRecord(
             game=self.game.name,
             num_players=len(self.seats),
@@ -169,6 +167,10 @@ class LiveMatch:
     async def _remote_turn(
         self, state: State, seat_index: int, decision: Decision, max_attempts: int
     ) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        """A connected bot's decision. Whatever is wrong with its answer (it cannot be
+        read, the rules refuse it, or applying it raised) is refused with a short reason
+        and asked again, then a strike: never an abort of the match, which would have it
+        played again from the start."""
         for attempt in range(1, max_attempts + 1):
             try:
                 action = await self._ask(state, seat_index, decision, attempt)
@@ -186,12 +188,38 @@ class LiveMatch:
                 return action, state.apply(seat_index, action)
             except IllegalAction as exc:
                 await self._reject(seat_index, decision, exc.reason, exc.allowed or "")
+            except Exception as exc:  # the rules did not foresee this answer: a bug of ours
+                self._rules_failed(seat_index, decision, exc)
+                await self._reject(
+                    seat_index,
+                    decision,
+                    f"the rules could not apply this {decision.kind} action "
+                    f"({type(exc).__name__}); send one of the legal options",
+                    "",
+                )
         else:
             self._strike(seat_index, "illegal actions")
         if state.terminal:  # a forfeit ended the game (its step is recorded already)
             return None
         action = state.default_action()
         return action, state.apply(seat_index, action)
+
+    def _rules_failed(self, seat_index: int, decision: Decision, exc: Exception) -> None:
+        """A game's ``apply`` raised something other than IllegalAction on a bot's answer:
+        the bot is refused, and the bug in the rules is logged with its traceback, once
+        a match (a bot could otherwise fill the log)."""
+        if self._rules_errors == 0:
+            log.warning(
+                "match %s: the %s rules raised %s on seat %d's %s action (refused; a bug "
+                "in the rules: they should raise IllegalAction)",
+                self.match_id,
+                self.game.name,
+                type(exc).__name__,
+                seat_index,
+                decision.kind,
+                exc_info=exc,
+            )
+        self._rules_errors += 1
 
     # --- asking a connected bot ----------------------------------------------------------
 
@@ -217,9 +245,9 @@ class LiveMatch:
             connection.send_nowait(message)
             started = loop.time()
             budget = (self.decision_ms + seat.bank_ms) / 1000
-            timer = loop.call_later(budget, _expire, future)  # cheaper than wait_for
+            deadline = Deadline(loop, future, budget, self.referee.lag)
             try:
-                reply = await future
+                reply, arrived = await future
             except TimeoutError:
                 connection.forget(self.match_id, request_id)
                 seat.bank_ms = 0
@@ -227,11 +255,16 @@ class LiveMatch:
             except ConnectionLost:
                 # the events may have died with the stream: send them again
                 self._unsent[seat_index] = events + self._unsent.get(seat_index, [])
-                seat.bank_ms = max(0, seat.bank_ms - self._overrun(loop.time() - started))
+                used = loop.time() - started
+                seat.bank_ms = max(0, seat.bank_ms - self._overrun(used))
                 continue  # wait for the bot to come back, then ask again
             finally:
-                timer.cancel()
-            seat.bank_ms = max(0, seat.bank_ms - self._overrun(loop.time() - started))
+                deadline.cancel()
+            # the bot's clock stopped when its reply arrived (the stream's reader
+            # stamps it, less the time the loop was behind then: a reply read late is
+            # not the bot's time), not when this match got to it
+            used = arrived - started
+            seat.bank_ms = max(0, seat.bank_ms - self._overrun(used))
             return action_from_proto(self.game.name, reply.action)
 
     def decision_message(
@@ -276,8 +309,9 @@ class LiveMatch:
                     rejected=pb.ActionRejected(
                         match_id=self.match_id,
                         request_id=self._last_request,
-                        reason=reason,
-                        allowed=allowed,
+                        # the rules' reasons may quote what the bot sent: kept short
+                        reason=short(reason),
+                        allowed=short(allowed, MAX_ALLOWED),
                         strikes=seat.strikes,
                     )
                 )
@@ -343,12 +377,15 @@ class LiveMatch:
 
     def _broadcast(self, events: list[dict[str, Any]], seat: int | None = None) -> None:
         """Queue the step's events for each connected seat, as that seat may see them
-        (they travel with its next decision, or its MatchEnded); spectators get them
-        at once, even for a step without events (``seat``: whose step it was; None for
-        the events of the match's creation). An event every seat sees alike is encoded
-        once. The position goes with every step only to spectators that did not ask for
-        batches: making it (``State.spectator_view`` and its JSON) is most of a
-        spectator's cost, and here it delays the next decision."""
+        (they travel with its next decision, or its MatchEnded), and note the step for
+        the spectators, if any (``seat``: whose step it was; None for the events of the
+        match's creation). An event every seat sees alike is encoded once. Spectators
+        cost the step no more than a tuple: their messages are made apart, a few times
+        a second (``Spectators.flush``)."""
+        if self.audience.watchers:
+            self.audience.note(seat, len(self._steps), events)
+        if not events:
+            return
         game = self.game
         encoded: dict[int, str] = {}
 
@@ -358,87 +395,14 @@ class LiveMatch:
                 encoded[key] = to_json_text(event)
             return encoded[key]
 
-        if events:
-            for index, player in enumerate(self.seats):
-                if player.bot_id is None:
-                    continue
-                shown = [
-                    text(e)
-                    for event in events
-                    if (e := game.public_event(event, index)) is not None
-                ]
-                if shown:
-                    self._unsent.setdefault(index, []).extend(shown)
-        if self.spectators or self.batch_spectators:
+        for index, player in enumerate(self.seats):
+            if player.bot_id is None:
+                continue
             shown = [
-                text(e) for event in events if (e := game.public_event(event, None)) is not None
+                text(e) for event in events if (e := game.public_event(event, index)) is not None
             ]
-            if self.batch_spectators:
-                self._batch.append((seat, len(self._steps), shown))
-                if self._batch_timer is None:  # a fast match's steps gather meanwhile
-                    self._batch_timer = asyncio.get_running_loop().call_later(
-                        SPECTATOR_BATCH_S, self._send_batch
-                    )
-            if self.spectators:
-                message = self.spectator_message(shown, seat)
-                for queue in self.spectators:
-                    queue.put_nowait(message)
-
-    def watch_batches(self) -> asyncio.Queue[Any]:
-        """A new batch spectator: its queue, which starts with where the match stands
-        (a batch of that one MatchEvents, with the position; nothing before the
-        match's state is made), then gets the batches of
-        every later step, then the end (a SpectatorMessage ``finished``, then None).
-        The steps gathered before it came go first to the others, so that every batch
-        from now on is the same message for all."""
-        self._send_batch()
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        if self.state is not None:
-            start = pb.SpectatorMessage()
-            start.batch.steps.append(self.spectator_message().events)
-            queue.put_nowait(start)
-        self.batch_spectators.append(queue)
-        return queue
-
-    def _send_batch(self) -> None:
-        """The steps gathered for the batch spectators, as one SpectatorBatch message
-        made once for all of them; the position after the last (every step played is
-        in it: the match gathers each as it is played, so the state is the position
-        after the last of them)."""
-        if self._batch_timer is not None:
-            self._batch_timer.cancel()
-            self._batch_timer = None
-        if not self._batch:
-            return
-        message = pb.SpectatorMessage()
-        steps = message.batch.steps
-        match_id = self.match_id
-        for seat, played, shown in self._batch:
-            step = steps.add(match_id=match_id, events_json=shown, steps=played)
-            if seat is not None:
-                step.seat = seat
-        if self._batch[-1][1] == len(self._steps) and self.state is not None:
-            step.view_json = self.spectator_view()
-        self._batch = []
-        for queue in self.batch_spectators:
-            queue.put_nowait(message)
-
-    def spectator_message(
-        self, shown: list[str] | None = None, seat: int | None = None
-    ) -> pb.SpectatorMessage:
-        """What spectators get after a step: its public events (``shown``, JSON texts),
-        whose step it was (``seat``) and the position as a spectator may see it
-        (``State.spectator_view``) after ``steps`` steps. Without events: where the
-        match stands, for a new watcher."""
-        return pb.SpectatorMessage(
-            events=pb.MatchEvents(
-                match_id=self.match_id,
-                events_json=shown or (),
-                view_json=self.spectator_view(),
-                steps=len(self._steps),
-                seat=seat,
-            )
-        )
+            if shown:
+                self._unsent.setdefault(index, []).extend(shown)
 
     def steps_played(self) -> int:
         """How many steps have been played (the ``steps`` of the last MatchEvents)."""
@@ -512,11 +476,7 @@ class LiveMatch:
                         )
                     )
                 )
-        self._send_batch()
-        info = self.info()
-        for queue in self.spectators + self.batch_spectators:
-            queue.put_nowait(pb.SpectatorMessage(finished=info))
-            queue.put_nowait(None)
+        self.audience.finish(self.info())
         try:
             await self.referee.match_finished(self)  # RunMatch answers once it is stored
         except Exception:  # the store failed: the others play on, the waiters are freed
@@ -525,13 +485,8 @@ class LiveMatch:
             self.done.set()
 
 
-def _expire(future: asyncio.Future[Any]) -> None:
-    if not future.done():
-        future.set_exception(TimeoutError())
-
-
 def house_seat(label: str, factory: Callable[[int, int], Any], seat: int, seed: int) -> Seat:
     return Seat(label=label, house=factory(seat, seed))
 
 
-__all__ = ["Gone", "LiveMatch", "Result", "Seat", "house_seat"]
+__all__ = ["SPECTATOR_BATCH_S", "Gone", "LiveMatch", "Result", "Seat", "house_seat"]

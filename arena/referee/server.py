@@ -17,6 +17,7 @@ import logging
 import socket
 import threading
 import uuid
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,8 +29,18 @@ from grpc_reflection.v1alpha import reflection
 
 from arena.engine.seeds import fresh_seed, house_bot_seed
 from arena.plugins import Registry, load_registry
+from arena.referee.clock import LoopLag
 from arena.referee.connection import MAX_BATCH, BotConnection, as_bytes
+from arena.referee.guard import (
+    Admission,
+    ConnectionGuard,
+    call_peer,
+    connection_cap,
+    raise_open_files_limit,
+)
+from arena.referee.limits import peer_host, short, tournament_problem
 from arena.referee.live import LiveMatch, Seat
+from arena.referee.spectators import FINISHED, Watcher, hide_replay
 from arena.store import MatchRow, RecurringRow, Store, TournamentRow, variant_key
 from arena.store.db import as_utc
 from arena.v1 import arena_pb2 as pb
@@ -65,6 +76,17 @@ class RefereeConfig:
     organiser_key: str = ""
     tournament_workers: int = 1  # processes for a tournament's house-bot matches
     finished_linger_s: float = 30.0  # an ended match stays in memory this long
+    #: WatchMatch streams: at most this many watch one match, and this many come from
+    #: one address (over all matches; a web relay watches each match once)
+    max_spectators_per_match: int = 64
+    max_spectators_per_peer: int = 32
+    #: TCP connections: at most this many from one address, and this many in all (0:
+    #: the open-files limit, raised to its hard limit at start, less 256)
+    max_connections_per_peer: int = 128
+    max_connections: int = 0
+    #: streams (calls) open at once on one connection, and opened a second on one
+    max_streams_per_connection: int = 100
+    max_new_streams_per_s: float = 200.0
 
 
 class Referee:
@@ -83,6 +105,17 @@ class Referee:
         #: where this referee listens (set by start_server): tournaments play through it
         self.address = ""
         self.tournaments = TournamentHost(self)
+        #: how late the loop runs: credited to the bots' clocks (started with the server)
+        self.lag = LoopLag()
+        #: WatchMatch streams open, by the address they come from
+        self.watching: Counter[str] = Counter()
+        #: keeps the connections within their caps (made by start_server)
+        self.guard: ConnectionGuard | None = None
+
+    def bot_peers(self) -> set[str]:
+        """The peers (``host:port``) of the bots' streams: the connection guard closes
+        other connections first (called from its thread: a copy, made in one step)."""
+        return {connection.peer for connection in list(self.connections.values())}
 
     # --- connections ------------------------------------------------------------------
 
@@ -142,6 +175,24 @@ class Referee:
                     return None
             return None
 
+    # --- spectators ----------------------------------------------------------------------
+
+    def spectator_seats(self, match: LiveMatch, peer: str) -> str:
+        """Why a new watcher of ``match`` from ``peer`` (an address) is refused, or "":
+        at most ``max_spectators_per_match`` watchers a match, and
+        ``max_spectators_per_peer`` streams from one address over all matches."""
+        config = self.config
+        if len(match.audience.watchers) >= config.max_spectators_per_match:
+            return f"this match has {config.max_spectators_per_match} spectators already"
+        if self.watching[peer] >= config.max_spectators_per_peer:
+            return f"{config.max_spectators_per_peer} WatchMatch streams from your address already"
+        return ""
+
+    def unwatch(self, peer: str) -> None:
+        self.watching[peer] -= 1
+        if self.watching[peer] <= 0:
+            del self.watching[peer]
+
     # --- matches ----------------------------------------------------------------------
 
     def create_match(self, request: pb.RunMatchRequest) -> LiveMatch:
@@ -154,6 +205,7 @@ class Referee:
         game.parse_options(options, variants)  # refuse bad options before anything runs
         if not request.players:
             raise ValueError("a match needs players")
+        game.check_players(len(request.players))  # before any player is looked up
         match_id = request.match_id or uuid.uuid4().hex
         if match_id in self.matches:
             return self.matches[match_id]  # idempotent by match id
@@ -249,6 +301,9 @@ class Referee:
             await asyncio.gather(*pending, return_exceptions=True)
         for connection in list(self.connections.values()):
             self.detach(connection, "the referee is shutting down")
+        self.lag.stop()
+        if self.guard is not None:
+            self.guard.stop()
         await asyncio.to_thread(self.tournaments.join, 10.0)
 
 
@@ -390,6 +445,7 @@ class BotService(pb_grpc.BotServiceServicer):
             context,
             batches=first.hello.batches,
             max_queued_bytes=config.max_queued_bytes,
+            peer=call_peer(context.peer()),
         )
         welcome = pb.RefereeMessage(
             welcome=pb.Welcome(
@@ -438,8 +494,14 @@ class BotService(pb_grpc.BotServiceServicer):
     async def _read(
         self, request_iterator: AsyncIterator[pb.BotMessage], connection: BotConnection
     ) -> None:
+        clock = asyncio.get_running_loop().time
+        behind = self.referee.lag.behind
         try:
             async for message in request_iterator:
+                # a reply's clock stops here, not when its match wakes, and not while
+                # the loop was behind and left the message unread
+                arrived = clock()
+                arrived -= behind(arrived)
                 if message.WhichOneof("kind") == "batch":
                     items = message.batch.messages
                     if not 0 < len(items) <= MAX_BATCH:  # an empty one would dodge the flood limit
@@ -454,9 +516,9 @@ class BotService(pb_grpc.BotServiceServicer):
                         connection.close(f"malformed message: a batch holds {wrong[0]}")
                         return
                     for item in items:
-                        if not self._handle(item, connection):
+                        if not self._handle(item, connection, arrived):
                             return
-                elif not self._handle(message, connection):
+                elif not self._handle(message, connection, arrived):
                     return
             connection.close("the bot closed its stream")
         except asyncio.CancelledError:
@@ -465,7 +527,7 @@ class BotService(pb_grpc.BotServiceServicer):
             connection.close(f"malformed message: {type(exc).__name__}: {exc}")
 
     @staticmethod
-    def _handle(message: pb.BotMessage, connection: BotConnection) -> bool:
+    def _handle(message: pb.BotMessage, connection: BotConnection, arrived: float) -> bool:
         """One message from the bot (alone or in a batch); False once it ends the
         connection (a flood, a malformed message)."""
         kind = message.WhichOneof("kind")
@@ -481,7 +543,7 @@ class BotService(pb_grpc.BotServiceServicer):
             )
             return False
         if kind == "action":
-            connection.deliver(message.action)
+            connection.deliver(message.action, arrived)
         elif kind == "ping":
             connection.send_nowait(pb.RefereeMessage(pong=pb.Pong(nonce=message.ping.nonce)))
         return True
@@ -606,7 +668,7 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             info = stored_info(self.referee.store, row)
         hides = info.replay_json or info.HasField("seed")
         if hides and not self._replay_visible(request.match_id, context):
-            _hide_replay(info)
+            hide_replay(info)
         return info
 
     # --- tournaments and leaderboards ------------------------------------------------
@@ -634,6 +696,11 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         from arena.tournament.runner import TournamentSpec, create_tournament
 
         await self._organiser(context)
+        problem = tournament_problem(
+            len(request.bots), request.seats, request.games_per_pairing or 1
+        )
+        if problem is not None:  # before any work: a schedule of 2^32 games is gigabytes
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
         spec = TournamentSpec(
             game=request.game,
             bots=list(request.bots),
@@ -779,44 +846,48 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         self,
         request: pb.WatchMatchRequest,
         context: grpc.aio.ServicerContext,
-    ) -> AsyncIterator[pb.SpectatorMessage]:
+    ) -> AsyncIterator[pb.SpectatorMessage | bytes]:
         match = self.referee.matches.get(request.match_id)
         if match is None:
             row = self.referee.store.match(request.match_id)
             if row is None or row.status in ("pending", "running"):
-                await context.abort(grpc.StatusCode.NOT_FOUND, f"no live match {request.match_id}")
+                await context.abort(
+                    grpc.StatusCode.NOT_FOUND, f"no live match {short(request.match_id, 64)}"
+                )
             # ended and gone from memory: the whole record, as after any ending
             info = stored_info(self.referee.store, row)
             if request.without_replay or not self._replay_visible(request.match_id, context):
-                _hide_replay(info)
+                hide_replay(info)
             yield pb.SpectatorMessage(finished=info)
             return
         if match.status != "running":
             info = match.info()
             if request.without_replay or not self._replay_visible(request.match_id, context):
-                _hide_replay(info)
+                hide_replay(info)
             yield pb.SpectatorMessage(finished=info)
             return
-        if request.batches:  # one message a batch, made once for every such spectator
-            watchers, queue = match.batch_spectators, match.watch_batches()
-        else:
-            watchers, queue = match.spectators, asyncio.Queue()
-            watchers.append(queue)
-            if match.state is not None:  # where it stands; every later step follows in order
-                queue.put_nowait(match.spectator_message())
+        peer = peer_host(context.peer())
+        full = self.referee.spectator_seats(match, peer)
+        if full:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, full)
+        watcher = Watcher(batches=request.batches, peer=peer)
+        self.referee.watching[peer] += 1
+        match.audience.join(watcher)  # where it stands first; every later step follows
         try:
-            while (message := await queue.get()) is not None:
-                if message.HasField("finished") and (
-                    request.without_replay or not self._replay_visible(request.match_id, context)
-                ):
-                    # the end as every spectator gets it, less the replay and the seed
-                    info = pb.MatchInfo()
-                    info.CopyFrom(message.finished)
-                    _hide_replay(info)
-                    message = pb.SpectatorMessage(finished=info)
-                yield message
+            while (data := await watcher.queue.get()) is not None:
+                if data is FINISHED:
+                    hidden = request.without_replay or not self._replay_visible(
+                        request.match_id, context
+                    )
+                    yield match.audience.end(hidden)
+                    return
+                yield data  # serialized once for every watcher (the response serializer)
+            # dropped: it did not keep up
+            context.set_code(grpc.StatusCode.RESOURCE_EXHAUSTED)
+            context.set_details(watcher.dropped)
         finally:
-            watchers.remove(queue)
+            match.audience.leave(watcher)
+            self.referee.unwatch(peer)
 
 
 def tournament_info(store: Store, row: TournamentRow, standings: bool = False) -> pb.TournamentInfo:
@@ -885,12 +956,6 @@ def leaderboard_message(
     )
 
 
-def _hide_replay(info: pb.MatchInfo) -> None:
-    """Take out what tells a match's secrets: its replay and its seed."""
-    info.replay_json = ""
-    info.ClearField("seed")
-
-
 def stored_info(store: Store, row: MatchRow) -> pb.MatchInfo:
     """A match as the store holds it (finished, aborted, or not started yet); its seed
     with its replay, once it has finished."""
@@ -915,32 +980,49 @@ def stored_info(store: Store, row: MatchRow) -> pb.MatchInfo:
     return info
 
 
-def _add_bot_service(servicer: BotService, server: grpc.aio.Server) -> None:
-    """What ``add_BotServiceServicer_to_server`` does, with a response serializer that
-    also takes the bytes of a batch the connection's writer has built."""
+def _add_service(servicer: Any, server: grpc.aio.Server, service: str) -> None:
+    """What the generated ``add_..._to_server`` does for ``service`` (its name in the
+    .proto), with a response serializer that also takes bytes: what was serialized
+    once for many streams (a spectators' batch) or built as bytes (a bot's batch) is
+    written as it is."""
+    descriptor = pb.DESCRIPTOR.services_by_name[service]
+    kinds = {
+        (False, False): grpc.unary_unary_rpc_method_handler,
+        (False, True): grpc.unary_stream_rpc_method_handler,
+        (True, False): grpc.stream_unary_rpc_method_handler,
+        (True, True): grpc.stream_stream_rpc_method_handler,
+    }
     handlers = {
-        "Connect": grpc.stream_stream_rpc_method_handler(
-            servicer.Connect,
-            request_deserializer=pb.BotMessage.FromString,
+        method.name: kinds[method.client_streaming, method.server_streaming](
+            getattr(servicer, method.name),
+            request_deserializer=getattr(pb, method.input_type.name).FromString,
             response_serializer=as_bytes,
         )
+        for method in descriptor.methods
     }
-    name = pb.DESCRIPTOR.services_by_name["BotService"].full_name
+    name = descriptor.full_name
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
     server.add_registered_method_handlers(name, handlers)
 
 
-def server_options(config: RefereeConfig) -> list[tuple[str, int]]:
-    """gRPC's own limits, per connection.
+def server_options(config: RefereeConfig, connections: int = 0) -> list[tuple[str, int]]:
+    """gRPC's own limits, per connection (``connections``: the most the referee keeps;
+    0: no cap of gRPC's own).
 
     One referee per port: port sharing (SO_REUSEPORT, on by default) would let a second
     referee start on a used port and take half of the bots. A connection that never
     finishes its HTTP/2 handshake, or carries no stream, is closed after the idle
     timeout (a stream without Hello is ended by the handler within the same time). The
     referee pings each connection every 30 s and drops one whose peer does not answer
-    within 10 s (a bot gone without a word: a crash, a partition), streams or not."""
+    within 10 s (a bot gone without a word: a crash, a partition), streams or not.
+
+    Against floods: at most ``max_streams_per_connection`` streams open at once on a
+    connection (HTTP/2's SETTINGS_MAX_CONCURRENT_STREAMS; streams beyond are refused);
+    a peer's PINGs at most one every 5 s without data from the referee in between, and
+    the third too early ends the connection (GOAWAY ENHANCE_YOUR_CALM
+    ``too_many_pings``); past ``connections`` in all, gRPC closes a new one at once."""
     idle_ms = int(config.idle_timeout_s * 1000)
-    return [
+    options = [
         ("grpc.so_reuseport", 0),
         ("grpc.max_receive_message_length", config.max_message_bytes),
         ("grpc.max_send_message_length", 16 << 20),
@@ -950,8 +1032,15 @@ def server_options(config: RefereeConfig) -> list[tuple[str, int]]:
         ("grpc.keepalive_timeout_ms", 10_000),
         ("grpc.http2.max_pings_without_data", 0),
         ("grpc.keepalive_permit_without_calls", 1),
+        # the server's side of pings: the least time between a peer's PINGs it accepts
+        # (GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS), and the strikes
         ("grpc.http2.min_ping_interval_without_data_ms", 5000),
+        ("grpc.http2.max_ping_strikes", 2),
+        ("grpc.max_concurrent_streams", config.max_streams_per_connection),
     ]
+    if connections > 0:
+        options.append(("grpc.max_allowed_incoming_connections", connections))
+    return options
 
 
 def check_port_free(host: str, port: int) -> None:
@@ -977,9 +1066,14 @@ def check_port_free(host: str, port: int) -> None:
 
 async def start_server(referee: Referee, address: str) -> tuple[grpc.aio.Server, int]:
     """Start serving on ``address`` (``host:port``; port 0 picks a free one)."""
-    server = grpc.aio.server(options=server_options(referee.config))
-    _add_bot_service(BotService(referee), server)
-    pb_grpc.add_ArenaServiceServicer_to_server(ArenaService(referee), server)
+    config = referee.config
+    # every descriptor the system allows, and connections capped below that: a flood of
+    # connections must not take what the store and a registered bot need
+    cap = connection_cap(config.max_connections, raise_open_files_limit())
+    admission = Admission(config.max_new_streams_per_s, 2 * config.max_new_streams_per_s)
+    server = grpc.aio.server(options=server_options(config, cap), interceptors=[admission])
+    _add_service(BotService(referee), server, "BotService")
+    _add_service(ArenaService(referee), server, "ArenaService")
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = (
@@ -994,6 +1088,10 @@ async def start_server(referee: Referee, address: str) -> tuple[grpc.aio.Server,
     except RuntimeError:  # gRPC could not bind: in use, or not an address of this host
         raise OSError(f"cannot listen on {address}: the port is in use or not ours") from None
     await server.start()
+    referee.lag.start()
+    referee.guard = ConnectionGuard(port, config.max_connections_per_peer, cap, referee.bot_peers)
+    admission.drop = referee.guard.drop
+    referee.guard.start()
     host = address.rsplit(":", 1)[0]
     referee.address = f"{'127.0.0.1' if host in ('0.0.0.0', '[::]', '') else host}:{port}"
     for name in ("", *names[:2]):

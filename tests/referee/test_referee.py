@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import itertools
 import json
 import random
 import re
@@ -1329,22 +1330,30 @@ def view_problems(
     stats: dict[str, int],
     batches: bool = False,
 ) -> list[str]:
-    """The steps and positions a spectator was shown, as serialized: every step from
-    where it began watching, with whose step it was, and the position after it (with
-    ``batches``: after the last step of each batch, and where watching began), each
-    the engine's spectator view then (public facts only: see tests/web/test_frames.py),
-    nothing else."""
+    """The steps and positions a spectator was shown, as serialized, each the engine's
+    spectator view then (public facts only: see tests/web/test_frames.py), nothing else.
+
+    With ``batches``: every step from where it began watching, with whose step it was,
+    and the position after the last step of each batch (and where watching began).
+    Without: a message a tick, each with the position after the steps it covers (from
+    the previous message's on), and whose steps they were when they were all one seat's;
+    the last at the end of the match."""
     problems = []
     if not views:
         return ["the spectator was shown no position"]
     steps = [n for n, *_ in views]
-    if steps != list(range(steps[0], len(rec.steps) + 1)):
+    if batches and steps != list(range(steps[0], len(rec.steps) + 1)):
         problems.append(f"the steps shown skip or repeat steps: {steps[:5]}...")
+    if not batches and (steps != sorted(set(steps)) or steps[-1] != len(rec.steps)):
+        problems.append(f"the messages' steps go back, repeat or stop short: {steps[:5]}...")
     if views[0][2] is not None:
         problems.append("where watching began is not a step of any seat")
-    for number, _view, seat, _last in views[1:]:
-        if seat != rec.steps[number - 1][0]:
-            problems.append(f"step {number} is said to be seat {seat}'s")
+    for (before, *_), (number, _view, seat, _last) in itertools.pairwise(views):
+        seats = {s for s, _, _ in rec.steps[(number - 1 if batches else before) : number]}
+        if seat is not None and seats != {seat}:
+            problems.append(f"steps to {number} are said to be seat {seat}'s: {seats}")
+        if seat is None and len(seats) == 1:
+            problems.append(f"steps to {number} are one seat's, {seats}, but not said so")
     for index, (number, view, _seat, last) in enumerate(views):
         # a batch gives the position after its last step only: made once a batch
         expected = index == 0 or last or not batches
@@ -1483,7 +1492,7 @@ def test_hidden_information_audit_of_serialized_messages_to_bots_and_spectators(
     assert stats["unrevealed enemy pieces checked"] > 10_000, stats
     assert stats["setup requests' squares of the other army checked"] >= 4 * 8, stats
     assert stats["events checked"] > 1000, stats
-    assert stats["spectator views checked"] > 1000, stats
+    assert stats["spectator views checked"] > 100, stats  # a few a second a match
     assert sum(s.batches_received for _, _, s in started) > 0
 
 
