@@ -47,6 +47,12 @@ def cmd_referee(args: argparse.Namespace) -> int:
         registration_key=args.registration_key or "",
         organiser_key=args.organiser_key or "",
         tournament_workers=args.tournament_workers,
+        max_spectators_per_match=args.max_spectators_per_match,
+        max_spectators_per_peer=args.max_spectators_per_peer,
+        max_connections_per_peer=args.max_connections_per_peer,
+        max_connections=args.max_connections,
+        max_streams_per_connection=args.max_streams_per_connection,
+        max_new_streams_per_s=args.max_new_streams_per_s,
     )
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: serve() has shut down cleanly
         asyncio.run(
@@ -252,6 +258,42 @@ def add_parsers(sub: Any) -> None:
         default=8 << 20,
         help="bytes that may wait for a bot that does not read before its stream ends "
         "(default 8 MiB)",
+    )
+    ref.add_argument(
+        "--max-spectators-per-match",
+        type=positive_int,
+        default=64,
+        help="WatchMatch streams one match may have (default 64)",
+    )
+    ref.add_argument(
+        "--max-spectators-per-peer",
+        type=positive_int,
+        default=32,
+        help="WatchMatch streams from one address, over all matches (default 32)",
+    )
+    ref.add_argument(
+        "--max-connections-per-peer",
+        type=positive_int,
+        default=128,
+        help="TCP connections from one address (default 128)",
+    )
+    ref.add_argument(
+        "--max-connections",
+        type=non_negative_int,
+        default=0,
+        help="TCP connections in all (default 0: the open-files limit less 256)",
+    )
+    ref.add_argument(
+        "--max-streams-per-connection",
+        type=positive_int,
+        default=100,
+        help="calls open at once on one connection (default 100)",
+    )
+    ref.add_argument(
+        "--max-new-streams-per-s",
+        type=positive_float,
+        default=200.0,
+        help="calls one connection may open a second before it is closed (default 200)",
     )
     ref.add_argument(
         "--shutdown-grace",
