@@ -136,8 +136,13 @@ def risk_card_set_value(state: RiskState, sets_traded: int, cards: list[int]) ->
 def risk_check_victory(state: RiskState, player: int) -> Result | None:
     """The game's result if someone has won, else None.
 
-    Called after every applied action when a variant implements it (but not while a
-    conquest awaits its move-in or a roll its defence dice); ``player`` is the seat whose
+    Called after every applied action that can have reached a goal when a variant
+    implements it: one that placed or moved armies, conquered a territory (an
+    elimination is a conquest), or answered a variant's own decision; not after an
+    attack or a defence roll that conquered nothing, nor after ending an attack or a
+    turn or declining a trade, which only take armies away or change nothing on the
+    board (so a goal must be one that taking armies away cannot reach); and not while a
+    conquest awaits its move-in or a roll its defence dice. ``player`` is the seat whose
     turn the action belonged to, the player acting (-1 during setup). A goal can be
     reached through another player's action (secret missions: a "destroy" mission that
     becomes "occupy 24"), so a variant checks every seat it needs to, and answers for
@@ -172,7 +177,10 @@ def risk_observation(state: RiskState, player: int, observation: dict[str, Any])
     """Add what ``player`` privately knows because of a variant to ``observation``.
 
     Called whenever an observation is built. Add only what that player may know: the
-    observation goes to the bot as it is.
+    observation goes to the bot as it is. A plugin whose hook only adds entries names
+    them in ``risk_observation_keys`` (a tuple on the plugin object): the rest of the
+    observation is then built alone for a bot that reads only that. Without it the hook
+    may change any entry, and every observation is built whole.
     """
 
 

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
+from arena import hookimpl
 from arena.engine import State
 from arena.engine.match import LazyObservation
-from arena.plugins import load_registry
+from arena.plugins import Variant, load_registry
 
 REGISTRY = load_registry()
 RISK = REGISTRY.game("risk")
@@ -97,21 +98,56 @@ def test_a_missing_key_is_missing() -> None:
 
 
 @pytest.mark.parametrize("variant", ["missions", "capital"])
-def test_a_variant_that_adds_to_the_observation_gets_the_whole(variant: str) -> None:
-    """A variant's observation hook may change any entry, so the state offers no parts:
-    the first read builds the whole observation, the hook's entries included."""
+def test_a_variant_that_declares_what_it_adds_keeps_the_parts(variant: str) -> None:
+    """A built-in variant's observation hook declares the entries it adds
+    (``risk_observation_keys``): the board part is still built alone, equal to the whole
+    observation's entries in every phase; the hook's entries build the whole; and the
+    hook adds no entry it did not declare."""
     states = positions([variant], {}, ("aggressive", "defensive", "blitz", "random"))
-    assert states[0].observation_parts() == {}
+    parts = states[0].observation_parts()
+    assert {"seat", "owner", "armies", "map", "reinforcements_left"} <= set(parts)
+    declared = set(REGISTRY.variant("risk", variant).plugin.risk_observation_keys)
+    classic_keys = {key for state in CLASSIC for key in state.observation(0)}
     seen: set[str] = set()
-    for state in states[::40]:
+    for state in states[::7]:
         seat = state.current_player
+        full = state.observation(seat)
+        assert set(full) - classic_keys <= declared
+        for key in parts:
+            obs = LazyObservation.of(state, seat)
+            assert obs[key] == full[key], (full["phase"], seat, key)
         obs = LazyObservation.of(state, seat)
-        obs["seat"]
-        obs.expire()
-        assert dict(obs) == state.observation(seat)
-        seen.update(obs)
+        obs["owner"]
+        for key in declared & set(full):
+            assert obs[key] == full[key]  # builds the whole
+        copied = dict(obs)
+        assert list(copied) == list(full) and json.dumps(obs) == json.dumps(full)
+        seen.update(copied)
     assert ("mission" in seen) == (variant == "missions")
     assert ("headquarters" in seen) == (variant == "capital")
+
+
+class _Fog:
+    """A third-party variant whose observation hook hides the armies of other seats: it
+    declares nothing, so it may change any entry."""
+
+    @hookimpl
+    def risk_observation(self, state: Any, player: int, observation: dict[str, Any]) -> None:
+        observation["armies"] = [
+            n if o == player else 0 for n, o in zip(observation["armies"], state.owner, strict=True)
+        ]
+
+
+def test_a_variant_that_does_not_declare_what_it_adds_gets_the_whole() -> None:
+    fog = Variant("risk", "fog", "armies hidden", _Fog())
+    state = RISK.new_state(3, 5, {}, [fog])
+    assert state.observation_parts() == {}
+    while state.round < 2:  # past the setup: every seat has armies on the board
+        state.apply(state.current_player, state.default_action())
+    seat = state.current_player
+    obs = LazyObservation.of(state, seat)
+    hidden = [n if o == seat else 0 for n, o in zip(state.armies, state.owner, strict=True)]
+    assert obs["armies"] == hidden != state.armies  # the hook's entry, never the state's
 
 
 def test_stratego_builds_the_whole_at_the_first_read() -> None:

@@ -13,7 +13,7 @@ from arena import hookspecs
 from arena.engine.core import Game, OptionSpec, non_negative_int
 from arena.games.risk.map import load_map
 from arena.games.risk.rules import CLASSIC_RULES
-from arena.games.risk.state import RiskConfig, RiskHooks, RiskState
+from arena.games.risk.state import OBSERVATION_PARTS, RiskConfig, RiskHooks, RiskState
 
 RISK_OPTIONS = (
     OptionSpec(
@@ -90,6 +90,17 @@ def _hooks_for(plugins: tuple[object, ...]) -> tuple[RiskHooks, pluggy.PluginMan
 
     check_victory = optional("risk_check_victory")
     observation = optional("risk_observation")
+    # The board part of an observation is built alone unless a variant's observation
+    # hook may change its entries: one that does not declare the entries it adds
+    # (``risk_observation_keys`` on its plugin) may change any, and gets the whole.
+    added: set[str] = set()
+    for impl in observation.get_hookimpls() if observation is not None else ():
+        keys = getattr(impl.plugin, "risk_observation_keys", None)
+        if keys is None:
+            added = set(OBSERVATION_PARTS)
+            break
+        added.update(keys)
+    parts = {} if added & set(OBSERVATION_PARTS) else OBSERVATION_PARTS
     return (
         RiskHooks(
             setup=hook.risk_setup,
@@ -116,6 +127,7 @@ def _hooks_for(plugins: tuple[object, ...]) -> tuple[RiskHooks, pluggy.PluginMan
             ),
             game_over=optional("risk_game_over"),
             spectator_view=optional("risk_spectator_view"),
+            observation_parts=parts,
         ),
         pm,
     )

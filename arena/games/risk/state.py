@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from itertools import compress
 from operator import ne
 from typing import Any
@@ -91,6 +91,9 @@ class RiskHooks:
     observation: Callable[..., Any] | None
     game_over: Callable[..., Any] | None
     spectator_view: Callable[..., Any] | None = None
+    #: the parts of an observation built alone (``observation_parts``): the board part
+    #: unless a variant's observation hook may change its entries
+    observation_parts: Mapping[str, Callable[..., dict[str, Any]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,7 @@ class RiskState(ClonedRandom, State):
         "alive",
         "armies",
         "config",
+        "conquests",
         "discard",
         "draw_pile",
         "eliminated",
@@ -195,6 +199,8 @@ class RiskState(ClonedRandom, State):
         self._reinforce_left = 0
         self._reinforce_then = ATTACK  # the phase after placing reinforcements
         self._conquered = False
+        #: territories conquered so far in the game (an ownership changes only by one)
+        self.conquests = 0
         self._bonus_used = 0
         self._forced_trade = False
         self._trade_down = False  # trading because an elimination brought 6+ cards
@@ -311,21 +317,28 @@ class RiskState(ClonedRandom, State):
             check_turn(self._result is not None, self.player, player, action)  # raises
         turn_seat = self.turn_seat
         phase = self.phase
+        conquests = self.conquests
         if phase == VARIANT:
             custom = self._custom
             assert custom is not None
             kind = check_kind(action, custom.handlers, f"the {custom.kind} decision")
             custom.handlers[kind](self, action, events)
+            kind = ""  # a variant's own decision may change anything: the goal is checked
         else:
             kind = action.get("type")
             if type(kind) is not str or kind not in PHASE_ACTIONS[phase]:
                 check_kind(action, PHASE_ACTIONS[phase], f"the {PHASE_NAMES[phase]} phase")
             _HANDLERS[kind](self, action, events)
-        # not while a conquest awaits its move-in or a roll its defence: the board is
-        # between two states then
+        # A goal is checked where it can have been reached: after an action that placed
+        # or moved armies, or conquered a territory (an elimination is a conquest); an
+        # attack or a defence that conquered nothing, or the end of an attack or a turn,
+        # only takes armies away (the risk_check_victory hook says so). Not while a
+        # conquest awaits its move-in or a roll its defence: the board is between two
+        # states then.
         if (
             self.hooks.check_victory is not None
             and self._result is None
+            and (kind not in _GAINS_NOTHING or self.conquests != conquests)
             and self.phase != MOVE_IN
             and self.phase != DEFEND
         ):
@@ -369,6 +382,7 @@ class RiskState(ClonedRandom, State):
         other._reinforce_left = self._reinforce_left
         other._reinforce_then = self._reinforce_then
         other._conquered = self._conquered
+        other.conquests = self.conquests
         other._bonus_used = self._bonus_used
         other._forced_trade = self._forced_trade
         other._trade_down = self._trade_down
@@ -468,9 +482,8 @@ class RiskState(ClonedRandom, State):
             return None
         return SpectatorTracker(self)
 
-    def observation_parts(self) -> dict[str, Callable[[RiskState, int], dict[str, Any]]]:
-        # a variant's observation hook may change any entry: then only the whole
-        return OBSERVATION_PARTS if self.hooks.observation is None else {}
+    def observation_parts(self) -> Mapping[str, Callable[[RiskState, int], dict[str, Any]]]:
+        return self.hooks.observation_parts
 
     # --- legal options ----------------------------------------------------------------
 
@@ -962,6 +975,7 @@ class RiskState(ClonedRandom, State):
         self.territory_count[p] += 1
         self.territory_count[loser] -= 1
         self._conquered = True
+        self.conquests += 1
         if not self._quiet:
             events.append({"e": "conquer", "p": p, "from": src, "to": dst, "prev": loser})
         lo = last_dice
@@ -1198,6 +1212,10 @@ def _board_part(state: RiskState, player: int) -> dict[str, Any]:
         "reinforcements_left": state._reinforce_left if player == state.player else 0,
     }
 
+
+#: the actions after which no goal can have been reached, unless they conquered a
+#: territory: they take armies away, or change nothing on the board
+_GAINS_NOTHING = frozenset(("attack", "defend", "end_attack", "no_trade", "end_turn"))
 
 OBSERVATION_PARTS = dict.fromkeys(
     ("seat", "map", "owner", "armies", "reinforcements_left"), _board_part

@@ -32,6 +32,9 @@ def needed(num_players: int, short: bool) -> int:
 
 
 class Capital:
+    #: the entries its observation hook adds (it changes no other)
+    risk_observation_keys = ("headquarters", "headquarters_needed")
+
     @hookimpl
     def risk_configure(
         self, num_players: int, options: dict[str, Any], given: dict[str, Any]

@@ -84,35 +84,85 @@ def deck_for(edition: str, num_players: int) -> list[Mission]:
 
 
 def completed(state: Any, seat: int, mission: Mission, killed_by: dict[int, int]) -> bool:
-    """Has ``seat`` reached ``mission``? Cheap tests first: it runs after every action."""
-    owner = state.owner
+    """Has ``seat`` reached ``mission``?"""
+    return _goal(state.map, mission)(state, seat, killed_by)
+
+
+#: per map and mission: the map (the key holds only its id) and the mission's test
+_GOALS: dict[tuple[int, str], tuple[Any, Callable[[Any, int, dict[int, int]], bool]]] = {}
+
+
+def _goal(game_map: Any, mission: Mission) -> Callable[[Any, int, dict[int, int]], bool]:
+    """The test of ``mission`` on ``game_map``: made once, with what it looks up in the
+    map made ahead (it runs after most actions)."""
+    key = (id(game_map), mission.id)
+    known = _GOALS.get(key)
+    if known is not None and known[0] is game_map:
+        return known[1]
     if mission.destroy:
         target = COLOURS.index(mission.destroy)
-        return killed_by.get(target) == seat
-    if mission.occupy:
-        if state.territory_count[seat] < mission.occupy:
-            return False
-        if mission.min_armies <= 1:
-            return True
-        armies = state.armies
-        held = sum(1 for t, o in enumerate(owner) if o == seat and armies[t] >= mission.min_armies)
-        return held >= mission.occupy
-    game_map = state.map
-    members = game_map.continent_members
-    named = [game_map.continents.index(name) for name in mission.continents]
-    for c in named:
-        for t in members[c]:
-            if owner[t] != seat:
+
+        def test(state: Any, seat: int, killed_by: dict[int, int]) -> bool:
+            return killed_by.get(target) == seat
+
+    elif mission.occupy:
+        occupy, least = mission.occupy, mission.min_armies
+
+        def test(state: Any, seat: int, killed_by: dict[int, int]) -> bool:
+            if state.territory_count[seat] < occupy:
                 return False
-    if not mission.third_continent:
-        return True
-    return any(
-        all(owner[t] == seat for t in members[c]) for c in range(len(members)) if c not in named
+            if least <= 1:
+                return True
+            armies = state.armies
+            held = sum(1 for t, o in enumerate(state.owner) if o == seat and armies[t] >= least)
+            return held >= occupy
+
+    else:
+        members = game_map.continent_members
+        chosen = [game_map.continents.index(name) for name in mission.continents]
+        named = tuple(t for c in chosen for t in members[c])
+        others = (
+            tuple(tuple(members[c]) for c in range(len(members)) if c not in chosen)
+            if mission.third_continent
+            else ()
+        )
+
+        def test(state: Any, seat: int, killed_by: dict[int, int]) -> bool:
+            at = state.owner.__getitem__
+            holds = seat.__eq__
+            if not all(map(holds, map(at, named))):
+                return False
+            return not others or any(all(map(holds, map(at, c))) for c in others)
+
+    _GOALS[key] = (game_map, test)
+    return test
+
+
+#: missions reached only by holding territories, which change hands only by a conquest
+#: (not by placing or moving armies)
+_BY_TERRITORIES = frozenset(m.id for m in STANDARD_DECK if m.min_armies <= 1)
+
+
+def _won(state: Any, seat: int, data: dict[str, Any]) -> Result | None:
+    """The victory of ``seat`` if its mission is complete (never a seat out of the game,
+    or removed by the referee)."""
+    if not state.alive[seat] or state.passive[seat]:
+        return None
+    mission = BY_ID[data["assigned"][seat]]
+    if not _goal(state.map, mission)(state, seat, data["killed_by"]):
+        return None
+    return Result(
+        EndReason.VICTORY,
+        state.places([seat]),
+        f"seat {seat} completed the mission: {mission.text}",
     )
 
 
 class Missions:
     """The per-match hooks of the missions variant (state in ``variant_data``)."""
+
+    #: the entries its observation hook adds (it changes no other)
+    risk_observation_keys = ("mission", "colours")
 
     @hookimpl
     def risk_configure(
@@ -134,6 +184,8 @@ class Missions:
             "killed_by": {},
             # seats to check at the next check besides the player acting (see below)
             "unchecked": list(range(state.num_players)),
+            # the state's conquests at the last check (see risk_check_victory)
+            "conquests": -1,
         }
         events.append({"e": "missions_dealt", "count": len(assigned)})
         for seat, mission_id in enumerate(assigned):
@@ -180,31 +232,31 @@ class Missions:
         seat's mission becomes complete through someone else's action only by changing
         into "occupy 24", and a changed seat is put in ``unchecked`` (as every seat is
         when the missions are dealt). So every seat is checked whenever its mission may
-        have become complete, at the cost of one check per action.
+        have become complete, at the cost of one check per action that can complete one.
         """
         data = state.variant_data.get(NAME)
         if data is None:
             return None
         unchecked = data["unchecked"]
-        if unchecked:
-            n = state.num_players
-            seats = [player] if player >= 0 else []
-            seats += sorted(set(unchecked) - {player}, key=lambda s: (s - player) % n)
-            unchecked.clear()
-        elif player >= 0:
-            seats = [player]
-        else:
-            return None
+        if not unchecked:  # the usual case: only the player acting
+            if player < 0:
+                return None
+            # Nothing conquered since the last check: every territory has its owner of
+            # then, and a goal reached by holding territories was checked then, after
+            # the conquest that gave its holder its last one.
+            conquests, data["conquests"] = data["conquests"], state.conquests
+            if conquests == state.conquests and data["assigned"][player] in _BY_TERRITORIES:
+                return None
+            return _won(state, player, data)
+        data["conquests"] = state.conquests
+        n = state.num_players
+        seats = [player] if player >= 0 else []
+        seats += sorted(set(unchecked) - {player}, key=lambda s: (s - player) % n)
+        unchecked.clear()
         for seat in seats:
-            if not state.alive[seat] or state.passive[seat]:
-                continue  # out, or removed by the referee: never a winner
-            mission = BY_ID[data["assigned"][seat]]
-            if completed(state, seat, mission, data["killed_by"]):
-                return Result(
-                    EndReason.VICTORY,
-                    state.places([seat]),
-                    f"seat {seat} completed the mission: {mission.text}",
-                )
+            result = _won(state, seat, data)
+            if result is not None:
+                return result
         return None
 
     @hookimpl
