@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from arena.cli.args import REFEREE_HELP, positive_int
+from arena.cli.args import REFEREE_HELP, non_negative_int, positive_int
 from arena.cli.referee import arena_stub
 from arena.engine.seeds import HOUSE_SEED_HELP, seed_argument
 from arena.sdk.tokens import keep_secret
@@ -126,6 +126,7 @@ def play_as_process(
             token,
             max_matches=args.max_matches,
             stop_after=args.matches,
+            threads=args.threads,
         )
     except FatalError as exc:
         if from_file:
@@ -167,6 +168,14 @@ def bot_connection_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-matches", type=positive_int, default=16, help="matches to play at once, at most"
     )
     parser.add_argument("--matches", type=positive_int, default=None, help="stop after this many")
+    parser.add_argument(
+        "--threads",
+        type=non_negative_int,
+        default=0,
+        help="decide in a pool of N threads (a bot that waits on an engine process or on "
+        "I/O, or releases the GIL: its matches do not wait for each other); 0, the default: "
+        "in the event loop, fastest for a bot whose decisions are quick",
+    )
 
 
 def add_parsers(sub: Any) -> None:

@@ -39,6 +39,14 @@ log = logging.getLogger("arena.referee")
 SPECTATOR_BATCH_S = 0.1
 
 
+class BotRaised(Exception):
+    """The bot answered with an error instead of an action (its code raised)."""
+
+
+#: the most of a bot's error that the referee keeps (logs, the strike's reason)
+ERROR_CHARS = 200
+
+
 class Gone(Exception):
     """A connected bot did not come back within the grace period, or was revoked
     (``why``: the forfeit's reason)."""
@@ -179,6 +187,9 @@ class LiveMatch:
             except Gone as exc:
                 self._forfeit(seat_index, exc.why)
                 break
+            except BotRaised as exc:  # at once: it will not answer this decision
+                self._strike(seat_index, f"bot raised {exc}")
+                break
             except CodecError as exc:
                 await self._reject(seat_index, decision, str(exc), "")
                 continue
@@ -232,6 +243,11 @@ class LiveMatch:
             finally:
                 timer.cancel()
             seat.bank_ms = max(0, seat.bank_ms - self._overrun(loop.time() - started))
+            if reply.error:
+                error = " ".join(reply.error.split())  # one line, whatever it held
+                if len(error) > ERROR_CHARS:
+                    error = error[: ERROR_CHARS - 3] + "..."
+                raise BotRaised(error)
             return action_from_proto(self.game.name, reply.action)
 
     def decision_message(

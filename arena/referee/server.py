@@ -26,6 +26,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from arena.engine.match import MAX_ATTEMPTS, MAX_STRIKES
 from arena.engine.seeds import fresh_seed, house_bot_seed
 from arena.plugins import Registry, load_registry
 from arena.referee.connection import MAX_BATCH, BotConnection, as_bytes
@@ -50,8 +51,8 @@ class AlreadyFinished(Exception):
 class RefereeConfig:
     decision_ms: int = 5000
     time_bank_ms: int = 30000
-    max_attempts: int = 3  # illegal actions per decision before the default is played
-    max_strikes: int = 5  # strikes before a forfeit
+    max_attempts: int = MAX_ATTEMPTS  # illegal actions per decision before the default
+    max_strikes: int = MAX_STRIKES  # strikes before a forfeit
     grace_s: float = 10.0  # how long a disconnected bot may take to come back
     #: a connection with no stream, a stream with no Hello, a TCP connection that never
     #: starts HTTP/2: closed after this long

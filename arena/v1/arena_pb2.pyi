@@ -37,14 +37,16 @@ class Hello(_message.Message):
     def __init__(self, token: _Optional[str] = ..., client: _Optional[str] = ..., max_matches: _Optional[int] = ..., batches: _Optional[bool] = ...) -> None: ...
 
 class ActionReply(_message.Message):
-    __slots__ = ("match_id", "request_id", "action")
+    __slots__ = ("match_id", "request_id", "action", "error")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     request_id: int
     action: Action
-    def __init__(self, match_id: _Optional[str] = ..., request_id: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ...) -> None: ...
+    error: str
+    def __init__(self, match_id: _Optional[str] = ..., request_id: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
 
 class Ping(_message.Message):
     __slots__ = ("nonce",)
