@@ -13,6 +13,7 @@ from typing import Any
 
 from arena.cli import console
 from arena.cli.args import (
+    ORGANISER_KEY_ENV,
     TIME_BANK_MS_HELP,
     non_negative_int,
     open_store,
@@ -21,6 +22,7 @@ from arena.cli.args import (
     positive_float,
     positive_int,
     rule_options,
+    secret_argument,
     stored_options,
 )
 from arena.cli.referee import arena_stub, organiser_metadata
@@ -425,7 +427,9 @@ def add_parsers(sub: Any) -> None:
         help="read the store directly, as its organiser (default $ARENA_DB or arena.db)",
     )
     export.add_argument("--referee", help="HOST:PORT: ask this referee instead (GetMatch)")
-    export.add_argument("--organiser-key", help="with --referee: the referee's organiser key")
+    secret_argument(
+        export, "--organiser-key", ORGANISER_KEY_ENV, "with --referee: the referee's organiser key"
+    )
     export.set_defaults(func=cmd_replay_export)
 
     odds = sub.add_parser("odds", help="exact Risk battle odds")

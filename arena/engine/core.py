@@ -104,6 +104,22 @@ class EndReason(enum.StrEnum):
     FORFEIT = "forfeit"  # a player was removed by the referee
 
 
+#: each way a match can end as people say it (the codes are for programs)
+_ENDINGS_SAID = {
+    "victory": "victory",
+    "turn_limit": "turn limit reached",
+    "no_moves": "no legal move left",
+    "draw": "draw",
+    "forfeit": "forfeit",
+    "aborted": "aborted",
+}
+
+
+def ending_said(reason: str) -> str:
+    """A result's reason in words: ``turn_limit`` is "turn limit reached"."""
+    return _ENDINGS_SAID.get(reason, reason.replace("_", " "))
+
+
 @dataclass(frozen=True, slots=True)
 class Result:
     """The end of a game.

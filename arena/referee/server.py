@@ -529,10 +529,23 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
                 grpc.StatusCode.PERMISSION_DENIED,
                 "registration is closed: a registration key is needed",
             )
+        store = self.referee.store
         try:
             for game in request.games:
                 self.referee.registry.game(game)  # ValueError naming the installed games
-            bot, token = self.referee.store.register_bot(request.name, list(request.games))
+            latest = store.latest_bot(request.name) if request.name else None
+            if latest is not None and not request.new_version:
+                # never silently: a new version takes over the name, and the process
+                # still running with the old token would forfeit every seat it is given
+                connected = self.referee.connection(latest.id) is not None
+                await context.abort(
+                    grpc.StatusCode.ALREADY_EXISTS,
+                    f"bot {latest.name} is registered already: version {latest.version} "
+                    f"({'connected' if connected else 'not connected'}); use its token, or "
+                    f"register version {latest.version + 1} with --new-version (new_version): "
+                    "matches naming the bot then seat the new version",
+                )
+            bot, token = store.register_bot(request.name, list(request.games))
         except ValueError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         return pb.RegisterBotResponse(

@@ -586,24 +586,18 @@ def games_of(bot: Any) -> list[str]:
 
 def main(bot: type[Bot] | Callable[[MatchContext], Any], argv: Sequence[str] | None = None) -> None:
     """Run ``bot`` as a process with the options of ``arena bot run`` (--referee, --token,
-    --token-file, --register-as, --key, --max-matches, --matches): end a bot file with
-    ``if __name__ == "__main__": main(MyBot)``. Exits 2 with one line on bad input."""
+    --token-file, --register-as, --key, --max-matches, --matches, --threads): end a bot
+    file with ``if __name__ == "__main__": main(MyBot)``. Exits 2 with one line on bad
+    input, 130 on Ctrl-C."""
     import argparse
-    import sys
 
-    from arena.cli.bot import bot_connection_arguments, play_as_process
+    from arena.sdk.process import bot_connection_arguments, run_as_process
 
     name = getattr(bot, "__name__", "bot")
     parser = argparse.ArgumentParser(description=f"run {name} against an arena referee")
     bot_connection_arguments(parser)
     args = parser.parse_args(argv)
-    try:
-        play_as_process(bot, args, games_of(bot))
-    except (ValueError, FatalError, OSError) as exc:
-        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        sys.exit(130)
+    run_as_process(parser.prog, bot, args, games_of(bot))
 
 
 __all__ = [
