@@ -10,14 +10,27 @@ DEMO_ARGS ?=
 
 .PHONY: run play test lint bench clean node services chromium screenshots
 
+# pip's own lines, one each: what it fetches, builds and installs (its "Installing
+# collected packages" is the long silent part: it says so before), cut to 100 columns
+PIP_LINES = grep --line-buffered -E '^(Collecting|Successfully|Installing collected)' \
+	| sed -u -E 's/ \(from .*//; s/^Installing collected packages: (.*)/installing the packages fetched (the large ones take a while): \1/' \
+	| cut -c1-100
+PIP = $(BIN)/pip install --disable-pip-version-check --progress-bar off
+
 # Said before it starts, because the first install is most of the first run's time.
+# `make run` needs Arena and what it runs on; `make test` adds the test tools.
 $(VENV)/.installed: pyproject.toml setup.py
-	@echo "setting up $(VENV): Arena and its dependencies (the first time only, about a minute)"
+	@echo "setting up $(VENV): Arena and what it runs on (the first time only, about a minute)"
 	$(PYTHON) -m venv $(VENV)
 	@$(BIN)/pip install --quiet --disable-pip-version-check --upgrade pip
-	@set -o pipefail; $(BIN)/pip install --disable-pip-version-check --progress-bar off -e '.[dev]' 2>&1 \
-		| tee $(VENV)/install.log | { grep --line-buffered -E '^(Collecting|Successfully)' | sed -u -E 's/ \(from .*//' | cut -c1-100; true; } \
+	@set -o pipefail; $(PIP) -e . 2>&1 | tee $(VENV)/install.log | { $(PIP_LINES); true; } \
 		|| { tail -n 5 $(VENV)/install.log >&2; echo "the install failed: pip's whole output is in $(VENV)/install.log" >&2; exit 1; }
+	touch $@
+
+$(VENV)/.dev-installed: $(VENV)/.installed
+	@echo "adding the test tools to $(VENV) (pytest, ruff, Playwright, ...; the first time only)"
+	@set -o pipefail; $(PIP) -e '.[dev]' 2>&1 | tee $(VENV)/install-dev.log | { $(PIP_LINES); true; } \
+		|| { tail -n 5 $(VENV)/install-dev.log >&2; echo "the install failed: pip's whole output is in $(VENV)/install-dev.log" >&2; exit 1; }
 	touch $@
 
 # Node.js is optional here: without it (or its packages) the demo plays on without the
@@ -41,7 +54,7 @@ bots/node/node_modules/.installed: bots/node/package.json bots/node/package-lock
 
 node: bots/node/node_modules/.installed
 
-lint: $(VENV)/.installed
+lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
@@ -58,7 +71,7 @@ test: lint node services chromium
 
 # The README's pictures (docs/images/): small tournaments served by arena web, shot in
 # Chromium by the code the browser tests use (scripts/screenshots.py)
-screenshots: $(VENV)/.installed chromium
+screenshots: $(VENV)/.dev-installed chromium
 	$(BIN)/python scripts/screenshots.py
 
 bench: $(VENV)/.installed

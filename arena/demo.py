@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arena.cli.args import ORGANISER_KEY_ENV
 from arena.store import HOUSE_PREFIX, Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,9 +84,14 @@ class Processes:
         self.logs = logs
         self.children: list[tuple[str, subprocess.Popen[bytes]]] = []
 
-    def start(self, name: str, command: list[str]) -> subprocess.Popen[bytes]:
+    def start(
+        self, name: str, command: list[str], env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
+        """Start ``command`` (its output in the logs), with ``env`` added to this
+        process's environment: secrets go there, never on a command line (``ps`` shows
+        every command line to every user of the machine)."""
         log = open(self.logs / f"{name}.log", "wb")  # noqa: SIM115 - kept for the child
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
         child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
         log.close()
         self.children.append((name, child))
@@ -115,14 +121,12 @@ def start_referee(processes: Processes, db: str, organiser_key: str) -> str:
         "0",
         "--db",
         db,
-        "--organiser-key",
-        organiser_key,
         "--decision-ms",
         "3000",
         "--shutdown-grace",
         "5",
     ]
-    child = processes.start("referee", command)
+    child = processes.start("referee", command, env={ORGANISER_KEY_ENV: organiser_key})
     log = processes.logs / "referee.log"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -141,9 +145,10 @@ def tokens_dir(db: str) -> Path | None:
     return None if "://" in db else Path(db + ".tokens")
 
 
-def bot_token(store: Store, stub: Any, bot: DemoBot, kept: Path | None) -> tuple[str, str]:
-    """The bot id and token ``bot`` plays with: the token kept by an earlier run when this
-    store still knows it as that bot, else a new registration (kept for the next run).
+def bot_token(store: Store, stub: Any, bot: DemoBot, kept: Path) -> tuple[str, Path]:
+    """The bot id and the file of the token ``bot`` plays with: the token kept by an
+    earlier run when this store still knows it as that bot, else a new registration
+    (kept for the next run).
 
     Why tokens in files rather than new tokens for old versions: holding the token is
     what proves a version is the demo's own. A bot of the same name that someone else
@@ -152,42 +157,47 @@ def bot_token(store: Store, stub: Any, bot: DemoBot, kept: Path | None) -> tuple
     from arena.sdk.tokens import keep_secret
     from arena.v1 import arena_pb2 as pb
 
-    path = kept / f"{bot.name}.token" if kept is not None else None
-    if path is not None and path.exists():
+    path = kept / f"{bot.name}.token"
+    if path.exists():
         token = path.read_text().strip()
         row = store.bot_by_token(token)
         if row is not None and row.name == bot.name and not row.revoked:
-            return row.id, token
+            return row.id, path
     ids: list[str] = []
 
     def register() -> str:
-        reply = stub.RegisterBot(pb.RegisterBotRequest(name=bot.name), timeout=10)
+        # a new version if the name is known (an earlier run's, its token lost)
+        request = pb.RegisterBotRequest(name=bot.name, new_version=True)
+        reply = stub.RegisterBot(request, timeout=10)
         ids.append(reply.bot_id)
         return str(reply.token)
 
-    token = register() if path is None else keep_secret(path, register)
-    return ids[0], token
+    keep_secret(path, register)
+    return ids[0], path
 
 
 def connect_bots(
     processes: Processes, address: str, bots: list[DemoBot], store: Store, kept: Path | None
 ) -> None:
-    """Start every bot's process with its token (see :func:`bot_token`); return when all
-    are connected."""
+    """Start every bot's process with its token file (see :func:`bot_token`; with a
+    database URL, files of this run only, in the logs' directory); return when all are
+    connected."""
     import grpc
 
     from arena.v1 import arena_pb2 as pb
     from arena.v1 import arena_pb2_grpc as pb_grpc
 
-    if kept is not None:
-        kept.mkdir(mode=0o700, exist_ok=True)  # the tokens in it are secrets
+    if kept is None:
+        kept = processes.logs / "tokens"
+    kept.mkdir(mode=0o700, exist_ok=True)  # the tokens in it are secrets
     with grpc.insecure_channel(address) as channel:
         stub = pb_grpc.ArenaServiceStub(channel)
         ids = {}
         for bot in bots:
-            bot_id, token = bot_token(store, stub, bot, kept)
+            bot_id, path = bot_token(store, stub, bot, kept)
             ids[bot_id] = bot.name
-            processes.start(bot.name, [*bot.command, "--referee", address, "--token", token])
+            command = [*bot.command, "--referee", address, "--token-file", str(path)]
+            processes.start(bot.name, command)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             listed = stub.ListBots(pb.ListBotsRequest(), timeout=10).bots

@@ -175,7 +175,7 @@ class Determinizer:
                 st.untradable = set(hq)
         if "mission" in obs:
             assigned = [obs["mission"]["id"]] * n  # the others' are drawn in sample()
-            st.variant_data["missions"] = {"assigned": assigned, "killed_by": {}, "unchecked": []}
+            st.variant_data["missions"] = missionlib.match_data(assigned, [])
 
     def sample(self, rng: random.Random) -> RiskState:
         """One full state: the template with the hidden facts drawn from ``rng``."""

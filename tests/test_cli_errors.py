@@ -180,18 +180,29 @@ def test_the_referee_says_it_listens_once_without_alembic_noise(tmp_path):
     assert "Running upgrade" in err  # the migrations an operator may want to see stay
 
 
-def test_a_bot_whose_referee_is_gone_retries_in_short_lines(tmp_path):
-    """Says once that it keeps trying, then one short line a try, the waits growing."""
+def test_a_bot_that_never_reached_its_referee_gives_up_in_one_line(tmp_path):
+    """A wrong address does not retry for ever: a few short lines, the waits growing,
+    then one line saying why and exit 2. (A bot that was connected once keeps retrying:
+    tests/referee's reconnection tests.)"""
     child = start(tmp_path, "bot", "run", "random", "--referee", "127.0.0.1:1", "--token", "x")
-    assert child.stderr is not None
-    lines = [child.stderr.readline() for _ in range(4)]
-    child.send_signal(signal.SIGINT)
     out, err = child.communicate(timeout=60)
-    assert child.returncode == 130
+    assert child.returncode == 2
     assert "Traceback" not in err and out == ""
-    assert "127.0.0.1:1: UNAVAILABLE (failed to connect to all addresses); retrying until it " \
-        "answers, waits growing to 30 s" in lines[0]  # fmt: skip
+    lines = err.splitlines()
+    assert "127.0.0.1:1: UNAVAILABLE (failed to connect to all addresses); retrying; 5 tries " \
+        "before giving up" in lines[0]  # fmt: skip
     waits = [float(re.search(r"UNAVAILABLE, try \d+; next in ([\d.]+) s$", line).group(1))
-             for line in lines[1:]]  # fmt: skip
-    assert waits == sorted(waits) and waits[0] < waits[-1]
-    assert all(len(line) < 150 for line in lines)  # each was 250 and more
+             for line in lines[1:-1]]  # fmt: skip
+    assert len(waits) == 3 and waits == sorted(waits) and waits[0] < waits[-1]
+    assert lines[-1] == (
+        "arena: error: 127.0.0.1:1: connection refused (is a referee running there?); gave up "
+        "after 5 tries"
+    )
+    assert all(len(line) < 150 for line in lines)
+
+
+def test_a_referee_address_without_a_port_is_one_line(tmp_path):
+    done = arena(tmp_path, "bot", "run", "random", "--referee", "localhost", "--token", "x")
+    assert one_line_error(done) == (
+        "arena: error: referee 'localhost' has no port: give HOST:PORT (e.g. localhost:50051)"
+    )

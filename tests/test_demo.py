@@ -189,6 +189,7 @@ class Played:
     home: str  # the web's home page then
     code: int  # its exit status after Ctrl-C
     output: str  # its whole output
+    commands: set[str]  # the command lines of its processes, sampled while it played
 
 
 @pytest.fixture(scope="module")
@@ -200,11 +201,13 @@ def first_demo(tmp_path_factory: pytest.TempPathFactory) -> Played:
     db = where / "arena.db"
     child, out_path = start_demo(where, db, "-v", "--web-port", "0")
     session = child.pid
+    commands: set[str] = set()
     try:
         deadline = time.monotonic() + 120
         while not (found := SERVING.search(serving := out_path.read_text(errors="replace"))):
             assert child.poll() is None, serving[-4000:]
             assert time.monotonic() < deadline, serving[-4000:]
+            commands.update(line.split(": ", 1)[1] for line in session_processes(session))
             time.sleep(0.2)
         with urllib.request.urlopen(found.group(1) + "/", timeout=30) as page:
             assert page.status == 200
@@ -217,7 +220,7 @@ def first_demo(tmp_path_factory: pytest.TempPathFactory) -> Played:
         if child.poll() is None or session_processes(session):
             os.killpg(session, signal.SIGKILL)
             child.wait(timeout=10)
-    return Played(where, db, serving, home, code, output)
+    return Played(where, db, serving, home, code, output, commands)
 
 
 def copy_database(db: Path, into: Path) -> Path:
@@ -233,6 +236,18 @@ def copy_database(db: Path, into: Path) -> Path:
     tokens = Path(f"{db}.tokens")
     shutil.copytree(tokens, Path(f"{copy}.tokens"))  # its modes too
     return copy
+
+
+def test_the_demo_puts_no_secret_on_a_command_line(first_demo: Played) -> None:
+    """Every user of a machine sees every command line (``ps``): the bots' tokens go in
+    their token files and the organiser key in the referee's environment."""
+    tokens = [p.read_text().strip() for p in Path(f"{first_demo.db}.tokens").glob("*.token")]
+    assert len(tokens) >= 5
+    bots = [c for c in first_demo.commands if "--token-file" in c]
+    assert len(bots) >= 5 and any(" referee " in c for c in first_demo.commands)
+    for command in first_demo.commands:
+        assert "--token " not in command and "--organiser-key" not in command, command
+        assert not any(token in command for token in tokens), command
 
 
 def test_demo_runs_everything_and_leaves_nothing_running(first_demo: Played) -> None:

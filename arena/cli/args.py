@@ -5,9 +5,19 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from arena.argtypes import (  # noqa: F401 - the CLI's value types, shared with bot processes
+    ORGANISER_KEY_ENV,
+    REGISTRATION_KEY_ENV,
+    non_negative_int,
+    port_number,
+    positive_float,
+    positive_int,
+    secret_argument,
+)
 
 VARIANT_HELP = "a variant (repeatable); see `arena variants`"
 OPTION_HELP = "a rule option NAME=VALUE, or a flag NAME (repeatable); see `arena variants`"
@@ -33,27 +43,6 @@ def _parse_options(pairs: Sequence[str]) -> dict[str, str | None]:
             raise ValueError(f"--option {pair!r}: expected NAME=VALUE or a flag NAME")
         options[name] = value if sep else None
     return options
-
-
-def _number(kind: type, least: float, most: float | None, expected: str) -> Callable[[str], Any]:
-    """An argparse type: a number from ``least`` (to ``most``), else one clear line."""
-
-    def parse(text: str) -> Any:
-        try:
-            value = kind(text)
-        except ValueError:
-            value = None
-        if value is None or value < least or (most is not None and value > most):
-            raise argparse.ArgumentTypeError(f"{text!r}: expected {expected}")
-        return value
-
-    return parse
-
-
-positive_int = _number(int, 1, None, "a whole number, 1 or more")
-non_negative_int = _number(int, 0, None, "a whole number, 0 or more")
-positive_float = _number(float, 1e-9, None, "a number of seconds above 0")
-port_number = _number(int, 0, 65535, "a port number from 0 (any free port) to 65535")
 
 
 def output_file(text: str) -> str:

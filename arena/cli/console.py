@@ -191,6 +191,11 @@ def error(message: object) -> None:
     print(f"arena: error: {message}", file=sys.stderr)
 
 
+def warn(message: object) -> None:
+    """One line on stderr that does not stop the command (a bot's refused action)."""
+    print(f"arena: warning: {message}", file=sys.stderr, flush=True)
+
+
 def os_error(exc: OSError) -> str:
     """An operating system's error about a file as ``FILE: what`` (``game.json: no such
     file or directory``), not Python's ``[Errno 2] No such file or directory: 'game.json'``."""

@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arena.cli import console
 from arena.cli.args import (
+    ORGANISER_KEY_ENV,
     TIME_BANK_MS_HELP,
     non_negative_int,
     open_store,
@@ -20,6 +22,7 @@ from arena.cli.args import (
     positive_float,
     positive_int,
     rule_options,
+    secret_argument,
     stored_options,
 )
 from arena.cli.referee import arena_stub, organiser_metadata
@@ -90,9 +93,10 @@ REMOTE = "remote:"
 
 @dataclass(frozen=True)
 class Conduct:
-    """How a seat behaved: its strikes for illegal moves (a decision whose actions were
-    refused until the referee played the default), its timeouts, and why it forfeited
-    (empty if it did not). In-process bots have none: an illegal move stops the match."""
+    """How a seat behaved: its strikes (a decision whose actions were refused until the
+    referee played the default, or that raised), its timeouts, and why it forfeited
+    (empty if it did not). A bot file in process has strikes as a remote bot does, and no
+    clock; house bots have none."""
 
     strikes: int = 0
     timeouts: int = 0
@@ -194,7 +198,7 @@ def _in_process_players(
                 list(args.variant),
                 dict(options),
             )
-            players.append(files[name].player(context))
+            players.append(files[name].player(context, console.warn))
         else:
             spec = registry.bot(args.game, name)
             players.append(spec.factory(seat, house_bot_seed(seed, seat)))
@@ -224,7 +228,9 @@ def cmd_play(args: argparse.Namespace) -> int:
     else:
         players, names = _in_process_players(registry, args, names, seed, options)
         rec = play_match(game, players, seed, options, variants, names=names)
-        conduct = [Conduct()] * len(names)
+        conduct = [Conduct(c.strikes, 0, c.forfeit) for c in rec.conduct] or [Conduct()] * len(
+            names
+        )
     print(_summary(rec))
     print("\n".join(_conduct_lines(rec.players, conduct)))
     if args.board:
@@ -421,7 +427,9 @@ def add_parsers(sub: Any) -> None:
         help="read the store directly, as its organiser (default $ARENA_DB or arena.db)",
     )
     export.add_argument("--referee", help="HOST:PORT: ask this referee instead (GetMatch)")
-    export.add_argument("--organiser-key", help="with --referee: the referee's organiser key")
+    secret_argument(
+        export, "--organiser-key", ORGANISER_KEY_ENV, "with --referee: the referee's organiser key"
+    )
     export.set_defaults(func=cmd_replay_export)
 
     odds = sub.add_parser("odds", help="exact Risk battle odds")

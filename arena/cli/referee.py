@@ -12,7 +12,9 @@ from typing import Any
 
 from arena.cli.args import (
     DECISION_MS_HELP,
+    ORGANISER_KEY_ENV,
     REFEREE_HELP,
+    REGISTRATION_KEY_ENV,
     TIME_BANK_MS_HELP,
     non_negative_int,
     output_file,
@@ -20,6 +22,7 @@ from arena.cli.args import (
     positive_float,
     positive_int,
     rule_options,
+    secret_argument,
     stored_options,
 )
 from arena.engine.seeds import seed_argument
@@ -115,12 +118,19 @@ def cmd_match_run(args: argparse.Namespace) -> int:
 
         size = replay.save_text(info.replay_json, args.replay)
         print(f"replay: {args.replay} ({size:,} bytes)")
-    return 0
+    # a script must see a match that did not finish (aborted: no result, nothing rated)
+    return 0 if info.status == "finished" else 1
 
 
 def _print_match_info(info: Any) -> None:
     """How a match ended (a ``MatchInfo``): result, seed if shown, places, forfeits."""
-    print(f"match {info.match_id}: {info.status}, {info.result.reason}: {info.result.detail}")
+    from arena.engine.core import ending_said
+
+    if info.status == "finished":
+        how = ending_said(info.result.reason)
+        print(f"match {info.match_id}: finished, {how}: {info.result.detail}")
+    else:  # aborted (or failed): no result, nothing rated
+        print(f"match {info.match_id}: {info.status}: no result ({info.result.detail})")
     if info.HasField("seed"):  # the organiser's, once the match has ended
         print(f"  seed {info.seed}")
     for seat, name in enumerate(info.players):
@@ -301,8 +311,12 @@ def add_parsers(sub: Any) -> None:
         default=10.0,
         help="on SIGTERM/SIGINT, seconds matches in flight get to finish",
     )
-    ref.add_argument("--registration-key", help="close registration: bots need this key")
-    ref.add_argument("--organiser-key", help="needed to run matches and revoke bots")
+    secret_argument(
+        ref, "--registration-key", REGISTRATION_KEY_ENV, "close registration: bots need this key"
+    )
+    secret_argument(
+        ref, "--organiser-key", ORGANISER_KEY_ENV, "needed to run matches and revoke bots"
+    )
     ref.add_argument(
         "--tournament-workers",
         type=positive_int,
@@ -327,7 +341,9 @@ def add_parsers(sub: Any) -> None:
     )
     rule_options(mrun)
     mrun.add_argument("--decision-ms", type=non_negative_int, default=0, help=DECISION_MS_HELP)
-    mrun.add_argument("--organiser-key", help="the referee's organiser key, if it has one")
+    secret_argument(
+        mrun, "--organiser-key", ORGANISER_KEY_ENV, "the referee's organiser key, if it has one"
+    )
     mrun.add_argument(
         "--replay", type=output_file, help="write the replay to this file (.gz compresses)"
     )
@@ -337,7 +353,9 @@ def add_parsers(sub: Any) -> None:
     )
     mwatch.add_argument("match_id")
     mwatch.add_argument("--referee", default="127.0.0.1:50051", help=REFEREE_HELP)
-    mwatch.add_argument("--organiser-key", help="shows the replay and seed at the end")
+    secret_argument(
+        mwatch, "--organiser-key", ORGANISER_KEY_ENV, "shows the replay and seed at the end"
+    )
     mwatch.set_defaults(func=cmd_match_watch)
 
     proto = sub.add_parser(

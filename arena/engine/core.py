@@ -104,6 +104,22 @@ class EndReason(enum.StrEnum):
     FORFEIT = "forfeit"  # a player was removed by the referee
 
 
+#: each way a match can end as people say it (the codes are for programs)
+_ENDINGS_SAID = {
+    "victory": "victory",
+    "turn_limit": "turn limit reached",
+    "no_moves": "no legal move left",
+    "draw": "draw",
+    "forfeit": "forfeit",
+    "aborted": "aborted",
+}
+
+
+def ending_said(reason: str) -> str:
+    """A result's reason in words: ``turn_limit`` is "turn limit reached"."""
+    return _ENDINGS_SAID.get(reason, reason.replace("_", " "))
+
+
 @dataclass(frozen=True, slots=True)
 class Result:
     """The end of a game.
@@ -137,22 +153,44 @@ class Decision:
     """What the player to move must decide now, with its legal options.
 
     ``options`` is computed on first access: a bot that does not need the list pays
-    nothing for it.
+    nothing for it. ``events`` are the match's events since this seat's last decision, as
+    this seat may see them, oldest first (what the others did meanwhile; JSON objects,
+    each with an ``"e"`` naming its kind): given by whoever plays the match for a bot
+    (the SDK, a bot file played in process), decoded on first access, else empty.
     """
 
-    __slots__ = ("_options", "_options_fn", "kind", "player")
+    __slots__ = ("_events", "_events_fn", "_options", "_options_fn", "kind", "player")
 
-    def __init__(self, player: int, kind: str, options_fn: Callable[[], dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        player: int,
+        kind: str,
+        options_fn: Callable[[], dict[str, Any]],
+        events_fn: Callable[[], list[Event]] | None = None,
+    ) -> None:
         self.player = player
         self.kind = kind
         self._options_fn = options_fn
         self._options: dict[str, Any] | None = None
+        self._events_fn = events_fn
+        self._events: list[Event] | None = None
 
     @property
     def options(self) -> dict[str, Any]:
         if self._options is None:
             self._options = self._options_fn()
         return self._options
+
+    @property
+    def events(self) -> list[Event]:
+        if self._events is None:
+            self._events = [] if self._events_fn is None else self._events_fn()
+        return self._events
+
+    def set_events(self, events_fn: Callable[[], list[Event]]) -> None:
+        """Give the decision its events (decoded by ``events_fn`` on first access)."""
+        self._events_fn = events_fn
+        self._events = None
 
     def to_json(self) -> dict[str, Any]:
         return {"player": self.player, "kind": self.kind, "options": self.options}

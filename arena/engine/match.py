@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -146,6 +147,45 @@ class BotError(RuntimeError):
     """An in-process bot returned an illegal action: a bug in the bot, reported as such."""
 
 
+#: The referee's limits, the same in process: actions refused before the default is
+#: played (a strike), and strikes before the seat forfeits.
+MAX_ATTEMPTS = 3
+MAX_STRIKES = 5
+
+
+class BotFailed(Exception):
+    """A refereed player could not decide (its code raised): a strike, with ``reason``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Refereed(Player, Protocol):
+    """A player held to the referee's rules in process (a bot file: someone's own code,
+    which the referee would treat so): an illegal action is refused (``rejected``) and
+    asked again, up to MAX_ATTEMPTS; then the safe default is played and counted as a
+    strike, as is a decision that raised :class:`BotFailed`; MAX_STRIKES strikes forfeit
+    the seat. Its decisions carry the events since its last one, as its seat may see
+    them, and ``ended`` tells it the result with the last events."""
+
+    refereed: bool  # True
+
+    def rejected(self, reason: str, allowed: str, strikes: int) -> None: ...
+
+    def ended(
+        self, result: Result | None, events: list[Event], forfeits: dict[int, str]
+    ) -> None: ...
+
+
+@dataclass
+class SeatConduct:
+    """How a refereed seat behaved: strikes, and why it forfeited (empty if it did not)."""
+
+    strikes: int = 0
+    forfeit: str = ""
+
+
 def rules_versions(variants: Sequence[Any]) -> dict[str, int]:
     """What a replay records of the rules of ``variants`` (Variant objects): the version
     of each one whose rules changed since the first (replays made before rules had
@@ -172,6 +212,8 @@ class MatchRecord:
     result: Result | None = None
     #: the state at the end (not part of the replay; for printing the final position)
     final_state: State | None = field(default=None, repr=False, compare=False)
+    #: per seat, how a refereed player behaved (empty when none was refereed)
+    conduct: list[SeatConduct] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def events(self) -> list[Event]:
@@ -207,6 +249,8 @@ def play_match(
         rules=rules_versions(variants),
         initial_events=list(state.initial_events),
     )
+    if any(getattr(player, "refereed", False) for player in players):
+        return _play_refereed(game, state, players, rec, record)
     steps = rec.steps
     decide = [player.decide for player in players]
     observe = LazyObservation.of
@@ -229,3 +273,100 @@ def play_match(
     rec.result = state.result()
     rec.final_state = state
     return rec
+
+
+def _play_refereed(
+    game: Game, state: State, players: Sequence[Any], rec: MatchRecord, record: bool
+) -> MatchRecord:
+    """``play_match`` where some players are :class:`Refereed`: the referee's rules for
+    those (refusals, strikes, forfeits, events), the plain loop's for the others. The
+    events are made even with ``record=False`` (the refereed seats are given them)."""
+    refereed = [bool(getattr(player, "refereed", False)) for player in players]
+    conduct = rec.conduct = [SeatConduct() for _ in players]
+    # the events each refereed seat has not been given yet, as that seat may see them
+    unseen: list[list[Event]] = [[] for _ in players]
+
+    def show(events: list[Event]) -> None:
+        for seat, keep in enumerate(refereed):
+            if keep:
+                unseen[seat].extend(
+                    e for event in events if (e := game.public_event(event, seat)) is not None
+                )
+
+    def forfeit(seat: int, why: str) -> None:
+        conduct[seat].forfeit = why
+        events = state.forfeit(seat)
+        if events:
+            rec.steps.append([seat, {"type": "forfeit", "why": why}, events])
+            show(events)
+
+    def strike(seat: int, why: str) -> None:
+        conduct[seat].strikes += 1
+        if conduct[seat].strikes >= MAX_STRIKES:
+            forfeit(seat, f"{conduct[seat].strikes} strikes (last: {why})")
+
+    show(state.initial_events)
+    step = state.apply  # a refereed seat is given the events: they are made
+    while not state.terminal:
+        decision = state.decision()
+        seat = decision.player
+        player = players[seat]
+        action: Action | None = None
+        events: list[Event] | None = None
+        if conduct[seat].forfeit:  # a forfeited seat's turns play the default
+            action = state.default_action()
+            events = step(seat, action)
+        elif not refereed[seat]:
+            observation = LazyObservation.of(state, seat)
+            action = player.decide(observation, decision)
+            observation.expire()
+            try:
+                events = step(seat, action)
+            except IllegalAction as exc:
+                raise BotError(
+                    f"{rec.players[seat]} (seat {seat}) made an illegal {decision.kind} "
+                    f"decision {action!r}: {exc}"
+                ) from exc
+        else:
+            given, unseen[seat] = unseen[seat], []
+            decision.set_events(lambda given=given: _as_sent(given))
+            for _ in range(MAX_ATTEMPTS):
+                observation = LazyObservation.of(state, seat)
+                try:
+                    action = player.decide(observation, decision)
+                except BotFailed as exc:
+                    strike(seat, f"bot raised {exc.reason}")
+                    break
+                finally:
+                    observation.expire()
+                try:
+                    events = step(seat, action)
+                    break
+                except IllegalAction as exc:
+                    player.rejected(exc.reason, exc.allowed or "", conduct[seat].strikes)
+                    action = None
+                    decision = state.decision()  # the same decision, its events given
+                    decision.set_events(list)
+            else:
+                strike(seat, "illegal actions")
+            if events is None:  # no legal answer: the default, unless a forfeit ended it
+                if state.terminal:
+                    continue
+                action = state.default_action()
+                events = step(seat, action)
+        if record:
+            rec.steps.append([seat, action, events])
+            show(events)
+    rec.result = state.result()
+    rec.final_state = state
+    forfeits = {seat: c.forfeit for seat, c in enumerate(conduct) if c.forfeit}
+    for seat, player in enumerate(players):
+        if refereed[seat]:
+            player.ended(rec.result, _as_sent(unseen[seat]), forfeits)
+    return rec
+
+
+def _as_sent(events: list[Event]) -> list[Event]:
+    """Events as a bot over the wire gets them (their JSON read back): its own copies, so
+    that a bot changing them changes nothing of the match's record."""
+    return json.loads(json.dumps(events)) if events else []

@@ -42,6 +42,14 @@ log = logging.getLogger("arena.referee")
 MAX_ALLOWED = 2000
 
 
+class BotRaised(Exception):
+    """The bot answered with an error instead of an action (its code raised)."""
+
+
+#: the most of a bot's error that the referee keeps (logs, the strike's reason)
+ERROR_CHARS = 200
+
+
 class Gone(Exception):
     """A connected bot did not come back within the grace period, or was revoked
     (``why``: the forfeit's reason)."""
@@ -181,6 +189,9 @@ class LiveMatch:
             except Gone as exc:
                 self._forfeit(seat_index, exc.why)
                 break
+            except BotRaised as exc:  # at once: it will not answer this decision
+                self._strike(seat_index, f"bot raised {exc}")
+                break
             except CodecError as exc:
                 await self._reject(seat_index, decision, str(exc), "")
                 continue
@@ -265,6 +276,8 @@ class LiveMatch:
             # not the bot's time), not when this match got to it
             used = arrived - started
             seat.bank_ms = max(0, seat.bank_ms - self._overrun(used))
+            if reply.error:
+                raise BotRaised(short(" ".join(reply.error.split()), ERROR_CHARS))
             return action_from_proto(self.game.name, reply.action)
 
     def decision_message(

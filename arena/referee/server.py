@@ -27,6 +27,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from arena.engine.match import MAX_ATTEMPTS, MAX_STRIKES
 from arena.engine.seeds import fresh_seed, house_bot_seed
 from arena.plugins import Registry, load_registry
 from arena.referee.clock import LoopLag
@@ -61,8 +62,8 @@ class AlreadyFinished(Exception):
 class RefereeConfig:
     decision_ms: int = 5000
     time_bank_ms: int = 30000
-    max_attempts: int = 3  # illegal actions per decision before the default is played
-    max_strikes: int = 5  # strikes before a forfeit
+    max_attempts: int = MAX_ATTEMPTS  # illegal actions per decision before the default
+    max_strikes: int = MAX_STRIKES  # strikes before a forfeit
     grace_s: float = 10.0  # how long a disconnected bot may take to come back
     #: a connection with no stream, a stream with no Hello, a TCP connection that never
     #: starts HTTP/2: closed after this long
@@ -590,10 +591,23 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
                 grpc.StatusCode.PERMISSION_DENIED,
                 "registration is closed: a registration key is needed",
             )
+        store = self.referee.store
         try:
             for game in request.games:
                 self.referee.registry.game(game)  # ValueError naming the installed games
-            bot, token = self.referee.store.register_bot(request.name, list(request.games))
+            latest = store.latest_bot(request.name) if request.name else None
+            if latest is not None and not request.new_version:
+                # never silently: a new version takes over the name, and the process
+                # still running with the old token would forfeit every seat it is given
+                connected = self.referee.connection(latest.id) is not None
+                await context.abort(
+                    grpc.StatusCode.ALREADY_EXISTS,
+                    f"bot {latest.name} is registered already: version {latest.version} "
+                    f"({'connected' if connected else 'not connected'}); use its token, or "
+                    f"register version {latest.version + 1} with --new-version (new_version): "
+                    "matches naming the bot then seat the new version",
+                )
+            bot, token = store.register_bot(request.name, list(request.games))
         except ValueError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         return pb.RegisterBotResponse(

@@ -38,7 +38,7 @@ import grpc
 from arena.engine.core import Decision, ordinal
 from arena.engine.match import LazyObservation
 from arena.referee.codec import fill_action, from_json_text, observation_from_proto
-from arena.sdk.risk_map import Continent, RiskMap, risk_map
+from arena.sdk.risk_map import Card, Continent, RiskMap, risk_map
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -61,11 +61,39 @@ class MatchContext:
     options: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class MatchEnd:
+    """How a match ended, as a bot's ``on_end`` is told."""
+
+    #: victory, turn_limit, no_moves, draw, forfeit, or aborted (nobody placed)
+    reason: str
+    #: by seat, 1 is best, ties share; empty for an aborted match
+    places: list[int]
+    #: the ending in words ("seat 1 conquered the world")
+    detail: str
+    #: your seat
+    seat: int
+    #: seats that forfeited, and why ("5 strikes (last: timeout)")
+    forfeits: dict[int, str] = field(default_factory=dict)
+    #: the match's events since your last decision, as your seat may see them
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def place(self) -> int | None:
+        """Your place (1 is best), or None if nobody placed (an aborted match)."""
+        return self.places[self.seat] if 0 <= self.seat < len(self.places) else None
+
+
 class Bot:
     """One instance per match. Implement ``decide_<game>`` (or ``decide`` for any game)."""
 
     def __init__(self, match: MatchContext) -> None:
         self.match = match
+
+    def on_end(self, end: MatchEnd) -> None:
+        """Called once when the match ends, however it ends (aborted too): free what the
+        match held (an engine process, say), or learn from it. An exception here is
+        logged and changes nothing. The default does nothing."""
 
     def decide(self, observation: dict[str, Any], decision: Decision) -> dict[str, Any]:
         method = getattr(self, f"decide_{self.match.game}", None)
@@ -144,7 +172,11 @@ def _square_indices(action: dict[str, Any]) -> dict[str, Any]:
 
 
 def _wire_action(game: str, action: dict[str, Any], observation: dict[str, Any]) -> dict[str, Any]:
-    """The action with every territory or square as the number the wire carries."""
+    """The action with every territory or square as the number the wire carries; a
+    TypeError naming what the bot returned if it is not an action at all."""
+    if type(action) is not dict:
+        what = "None" if action is None else f"a {type(action).__name__}"
+        raise TypeError(f'decide returned {what}, not an action (a dict with a "type")')
     if game == "stratego":
         return _square_indices(action)
     return _territory_indices(game, action, observation)
@@ -170,6 +202,7 @@ class _Session:
         self.tasks: set[asyncio.Task[None]] = set()
         self.pool = ThreadPoolExecutor(threads) if threads > 0 else None
         self.write_lock = asyncio.Lock()
+        self.welcomed = False  # the referee said Welcome: the address is right
         self.max_batch = 0  # from the Welcome: > 0 if the referee reads BotBatch
         self.max_bytes = 1 << 20  # from the Welcome: the largest message the referee reads
         self.flush_after_s = FLUSH_AFTER_S
@@ -238,6 +271,7 @@ class _Session:
                 task.add_done_callback(self.tasks.discard)
         elif kind == "welcome":
             welcome = message.welcome
+            self.welcomed = True
             self.max_batch = welcome.max_batch if welcome.batches else 0
             self.max_bytes = welcome.max_message_bytes or self.max_bytes
             log.info("connected as %s (version %d)", welcome.bot_name, welcome.version)
@@ -254,10 +288,12 @@ class _Session:
             )
         elif kind == "match_ended":
             ended = message.match_ended
-            self.bots.pop((ended.match_id, ended.seat), None)
+            bot = self.bots.pop((ended.match_id, ended.seat), None)
             self.contexts.pop((ended.match_id, ended.seat), None)
             self.finished += 1
             log.info("match %s ended: %s", ended.match_id, _your_place(ended))
+            if bot is not None:
+                tell_end(bot, match_end(ended), ended.match_id)
             if stop_after is not None and self.finished >= stop_after:
                 return True
         return False
@@ -317,23 +353,37 @@ class _Session:
         if bot is None or context is None:
             log.warning("decision for unknown match %s seat %d", request.match_id, request.seat)
             return None
+        reply = pb.BotMessage()
+        answer = reply.action  # built in place: no copy of the action
+        answer.match_id = request.match_id
+        answer.request_id = request.request_id
         try:
             wire = request.observation
             observation = LazyObservation(lambda: observation_from_proto(wire))
             options_json = request.options_json
+            events_json = request.events_json
             # decoded only if the bot reads them, like the observation
-            decision = Decision(request.seat, request.kind, lambda: from_json_text(options_json))
+            decision = Decision(
+                request.seat,
+                request.kind,
+                lambda: from_json_text(options_json),
+                lambda: [from_json_text(e) for e in events_json],
+            )
             action = bot.decide(observation, decision)
-            reply = pb.BotMessage()
-            answer = reply.action  # built in place: no copy of the action
-            answer.match_id = request.match_id
-            answer.request_id = request.request_id
             fill_action(
                 answer.action, context.game, _wire_action(context.game, action, observation)
             )
-        except Exception:
-            log.exception("match %s: the bot failed to decide %s", request.match_id, request.kind)
-            return None  # the referee's deadline will play the default
+        except Exception as exc:
+            # the referee is told at once (a strike, and it plays its default): it must
+            # not wait out the deadline and the time bank for an answer that never comes
+            answer.ClearField("action")
+            answer.error = failure(exc)
+            log.exception(
+                "match %s: the bot raised %s deciding %s; the referee was told (a strike)",
+                request.match_id,
+                type(exc).__name__,
+                request.kind,
+            )
         return reply
 
     async def _decide_in_pool(self, call: Any, request: pb.DecisionRequest) -> None:
@@ -357,6 +407,8 @@ async def run_bot_async(
     """Connect to each referee address and play until stopped (or ``stop_after`` matches
     per referee). Reconnects with exponential backoff; a refused token is fatal."""
     addresses = [referee] if isinstance(referee, str) else list(referee)
+    for address in addresses:
+        check_address(address)
     await asyncio.gather(
         *(
             _one_referee(
@@ -380,6 +432,7 @@ async def _one_referee(
     backoff = 0.2
     played = 0
     tries = 0  # failed connections in a row
+    welcomed = False  # the referee has answered once: from then on, retry for ever
     while True:
         session = _Session(factory, token, max_matches, threads)
         left = None if stop_after is None else stop_after - played
@@ -387,14 +440,18 @@ async def _one_referee(
             async with grpc.aio.insecure_channel(address) as channel:
                 await session.run(channel, left)
             played += session.finished
+            welcomed = welcomed or session.welcomed
             if stop_after is not None and played >= stop_after:
                 return
             backoff = 0.2
             tries = 0
         except grpc.aio.AioRpcError as exc:
             played += session.finished
+            welcomed = welcomed or session.welcomed
             if exc.code() in FATAL:
                 raise FatalError(f"{address}: {exc.details()}") from None
+            if not welcomed and tries + 1 >= START_TRIES:
+                raise FatalError(unreachable(address, exc, tries + 1)) from None
             if (
                 exc.code() == grpc.StatusCode.CANCELLED
                 and stop_after is not None
@@ -404,27 +461,59 @@ async def _one_referee(
             if not reconnect:
                 return
             tries += 1
-            _log_retry(address, exc, tries, backoff, max_backoff_s)
+            _log_retry(address, exc, tries, backoff, max_backoff_s, welcomed)
         if not reconnect:
             return
         await asyncio.sleep(backoff * (0.5 + random.random()))
         backoff = min(max_backoff_s, backoff * 2)
 
 
+#: failed connections in a row before a bot that never reached its referee gives up (a
+#: wrong address must not retry for ever): about 3 s
+START_TRIES = 5
+
+
+def check_address(address: str) -> None:
+    """ValueError in one line unless ``address`` is ``HOST:PORT`` (or ``unix:PATH``)."""
+    if address.startswith(("unix:", "unix-abstract:")):
+        return
+    host, colon, port = address.rpartition(":")
+    if not colon or not host or host.endswith(":"):
+        raise ValueError(f"referee {address!r} has no port: give HOST:PORT (e.g. {address}:50051)")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"referee {address!r}: the port must be a number from 1 to 65535")
+
+
+def unreachable(address: str, exc: grpc.aio.AioRpcError, tries: int) -> str:
+    """Why a referee could not be reached, in one line."""
+    details = exc.details() or ""
+    if "refused" in details.lower():
+        why = "connection refused (is a referee running there?)"
+    elif "dns" in details.lower() or "resolve" in details.lower():
+        why = "its host name does not resolve"
+    else:
+        why = f"{exc.code().name} ({details.split(';')[0][:80]})"
+    return f"{address}: {why}; gave up after {tries} tries"
+
+
 def _log_retry(
-    address: str, exc: grpc.aio.AioRpcError, tries: int, wait_s: float, max_wait_s: float
+    address: str,
+    exc: grpc.aio.AioRpcError,
+    tries: int,
+    wait_s: float,
+    max_wait_s: float,
+    welcomed: bool,
 ) -> None:
     """One short line a retry (gRPC's details run to hundreds of characters: only the
-    first failure shows them), and once, that the bot keeps trying."""
+    first failure shows them), and once, how long the bot keeps trying."""
     if tries == 1:
         details = (exc.details() or "").split(";")[0][:80]
-        log.warning(
-            "%s: %s (%s); retrying until it answers, waits growing to %.0f s",
-            address,
-            exc.code().name,
-            details,
-            max_wait_s,
+        how = (
+            f"retrying until it answers, waits growing to {max_wait_s:.0f} s"
+            if welcomed
+            else f"retrying; {START_TRIES} tries before giving up"
         )
+        log.warning("%s: %s (%s); %s", address, exc.code().name, details, how)
     else:
         log.info("%s: %s, try %d; next in %.1f s", address, exc.code().name, tries, wait_s)
 
@@ -438,6 +527,40 @@ def run_bot(
     """Play as ``bot`` (a Bot subclass, or a factory of objects with ``decide``)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     asyncio.run(run_bot_async(bot, referee, token, **kwargs))
+
+
+#: the most of a bot's exception that goes to the referee
+ERROR_CHARS = 200
+
+
+def failure(exc: BaseException) -> str:
+    """A bot's exception in a few words, as the referee is told it: ``ValueError: ...``."""
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return text if len(text) <= ERROR_CHARS else text[: ERROR_CHARS - 3] + "..."
+
+
+def match_end(ended: pb.MatchEnded) -> MatchEnd:
+    """The MatchEnd a bot is told, from the referee's MatchEnded."""
+    result = ended.result
+    return MatchEnd(
+        reason=result.reason,
+        places=list(result.places),
+        detail=result.detail,
+        seat=ended.seat,
+        forfeits={f.seat: f.why for f in result.forfeits},
+        events=[from_json_text(e) for e in ended.events_json],
+    )
+
+
+def tell_end(bot: Any, end: MatchEnd, match_id: str) -> None:
+    """Call the bot's ``on_end`` if it has one; its exception is logged, nothing more."""
+    hook = getattr(bot, "on_end", None)
+    if hook is None:
+        return
+    try:
+        hook(end)
+    except Exception:
+        log.exception("match %s: the bot's on_end raised", match_id)
 
 
 def _your_place(ended: pb.MatchEnded) -> str:
@@ -463,31 +586,27 @@ def games_of(bot: Any) -> list[str]:
 
 def main(bot: type[Bot] | Callable[[MatchContext], Any], argv: Sequence[str] | None = None) -> None:
     """Run ``bot`` as a process with the options of ``arena bot run`` (--referee, --token,
-    --token-file, --register-as, --key, --max-matches, --matches): end a bot file with
-    ``if __name__ == "__main__": main(MyBot)``. Exits 2 with one line on bad input."""
+    --token-file, --register-as, --key, --max-matches, --matches, --threads): end a bot
+    file with ``if __name__ == "__main__": main(MyBot)``. Exits 2 with one line on bad
+    input, 130 on Ctrl-C."""
     import argparse
-    import sys
 
-    from arena.cli.bot import bot_connection_arguments, play_as_process
+    from arena.sdk.process import bot_connection_arguments, run_as_process
 
     name = getattr(bot, "__name__", "bot")
     parser = argparse.ArgumentParser(description=f"run {name} against an arena referee")
     bot_connection_arguments(parser)
     args = parser.parse_args(argv)
-    try:
-        play_as_process(bot, args, games_of(bot))
-    except (ValueError, FatalError, OSError) as exc:
-        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        sys.exit(130)
+    run_as_process(parser.prog, bot, args, games_of(bot))
 
 
 __all__ = [
     "Bot",
+    "Card",
     "Continent",
     "FatalError",
     "MatchContext",
+    "MatchEnd",
     "RiskMap",
     "games_of",
     "main",

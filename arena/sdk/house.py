@@ -20,7 +20,8 @@ from typing import Any
 
 from arena.engine.seeds import HOUSE_SEED_HELP, derive_seed, fresh_seed, seed_argument
 from arena.plugins import load_registry
-from arena.sdk import MatchContext, run_bot
+from arena.sdk import MatchContext
+from arena.sdk.process import bot_connection_arguments, run_as_process
 
 
 def house_factory(
@@ -52,41 +53,37 @@ def house_factory(
 
 
 def main(name: str, argv: Sequence[str] | None = None) -> None:
-    """``python -m arena.bots.MODULE ARGS``: exactly ``arena bot run NAME ARGS`` (the same
-    options, and one line with exit status 2 on a refused token or bad input, 130 on
-    Ctrl-C, never a traceback)."""
-    from arena.cli import main as arena
-
-    sys.exit(arena(["bot", "run", name, *(sys.argv[1:] if argv is None else argv)]))
+    """``python -m arena.bots.MODULE ARGS``: the built-in bot ``name`` with the options of
+    ``arena bot run NAME`` (one line with exit status 2 on a refused token or bad input,
+    130 on Ctrl-C, never a traceback)."""
+    args = house_parser(name).parse_args(argv)
+    run(name, args)
 
 
 def house_parser(name: str, module: str | None = None) -> argparse.ArgumentParser:
-    """The options of ``python -m arena.bots.MODULE`` (MODULE: ``name`` unless given); a bot
-    with options of its own adds them, then calls :func:`run`."""
+    """The options of ``python -m arena.bots.MODULE`` (MODULE: ``name`` unless given):
+    those of every bot process, and ``--seed``; a bot with options of its own adds them,
+    then calls :func:`run`."""
     parser = argparse.ArgumentParser(
         prog=f"python -m arena.bots.{module or name}",
         description=f"run the {name} bot against a referee",
     )
-    parser.add_argument(
-        "--referee", default="127.0.0.1:50051", help="HOST:PORT, or several separated by commas"
-    )
-    parser.add_argument("--token", required=True, help="from `arena bot register NAME`")
-    parser.add_argument("--max-matches", type=int, default=16)
-    parser.add_argument("--matches", type=int, default=None, help="stop after this many")
+    bot_connection_arguments(parser)
     parser.add_argument("--seed", type=seed_argument, default=None, help=HOUSE_SEED_HELP)
     return parser
 
 
 def run(name: str, args: argparse.Namespace, make: Callable[[int, int], Any] | None = None) -> None:
     """Play as the built-in bot ``name`` (made by ``make``, if given) with the options
-    of :func:`house_parser`."""
-    run_bot(
-        house_factory(name, args.seed, make),
-        args.referee.split(","),
-        args.token,
-        max_matches=args.max_matches,
-        stop_after=args.matches,
-    )
+    of :func:`house_parser`, registered (with --register-as) for the games it plays."""
+    prog = f"python -m arena.bots.{name}"
+    try:
+        factory = house_factory(name, args.seed, make)
+    except ValueError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    games = sorted({game for game, bot in load_registry().bots if bot == name})
+    run_as_process(prog, factory, args, games)
 
 
 def run_search_bot(

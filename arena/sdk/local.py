@@ -6,7 +6,12 @@ defines. The same file runs unchanged as a process (``python mybot.py --token T`
 :func:`arena.sdk.main`): importing it here does not run its ``__main__`` block.
 
 Its actions take the path they take over the wire (territory names to indices, the
-action message and back), so a bot that plays in process plays the same remotely.
+action message and back), and it is held to the referee's rules (``Refereed``): an
+illegal action is refused and asked again, then the default is played and counted as a
+strike, an exception is a strike at once ("bot raised ..."), 5 strikes forfeit the seat;
+its decisions carry the events since its last one and ``Bot.on_end`` is called at the
+end. So a bot that plays in process plays the same remotely. There is no clock in
+process: a debugger may stop it for as long as it likes.
 
 In tournaments the bot is ``file:STEM`` (the file's name without ``.py``); its version
 is its content: the store keeps the file's SHA-256 with each version, so an edited file
@@ -17,16 +22,20 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import logging
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from arena.engine.core import Decision
-from arena.engine.match import BotError
-from arena.sdk import Bot, MatchContext, _territory_indices
+from arena.engine.core import Decision, Event, Result
+from arena.engine.match import BotError, BotFailed
+from arena.sdk import Bot, MatchContext, MatchEnd, _wire_action, failure, tell_end
+
+log = logging.getLogger("arena.sdk")
 
 FILE_PREFIX = "file:"
 
@@ -45,27 +54,61 @@ class LocalBot:
     digest: str
     cls: type[Bot]
 
-    def player(self, context: MatchContext) -> FilePlayer:
-        return FilePlayer(self, context)
+    def player(
+        self, context: MatchContext, warn: Callable[[str], None] | None = None
+    ) -> FilePlayer:
+        return FilePlayer(self, context, warn)
 
 
 class FilePlayer:
-    """One match's instance of a file's bot, as an in-process engine player."""
+    """One match's instance of a file's bot, as an in-process engine player held to the
+    referee's rules (:class:`arena.engine.match.Refereed`). ``warn`` says what went wrong
+    (a refused action, an exception with its file and line); default: the log."""
 
-    def __init__(self, bot: LocalBot, context: MatchContext) -> None:
+    refereed = True
+
+    def __init__(
+        self, bot: LocalBot, context: MatchContext, warn: Callable[[str], None] | None = None
+    ) -> None:
         self.path = bot.path
+        self.name = bot.name
+        self.context = context
         self.game = context.game
+        self.warn = warn or log.warning
         self.bot = _call(bot.path, bot.cls, context)
 
     def decide(self, observation: Any, decision: Decision) -> dict[str, Any]:
         from arena.referee.codec import action_from_proto, action_to_proto
 
-        action = _call(self.path, self.bot.decide, observation, decision)
         try:
-            wire = action_to_proto(self.game, _territory_indices(self.game, action, observation))
-        except Exception as exc:  # what the referee would refuse from this bot
-            raise BotError(f"{self.path}: {decision.kind} action {action!r}: {exc}") from exc
+            action = self.bot.decide(observation, decision)
+            # the path to the wire: what the SDK would fail to send fails here too
+            wire = action_to_proto(self.game, _wire_action(self.game, action, observation))
+        except Exception as exc:
+            reason = failure(exc)
+            self.warn(
+                f"{self.name} (seat {self.context.seat}) failed its {decision.kind} decision: "
+                f"{_where(self.path, exc)}: {reason} (a strike; the default is played)"
+            )
+            raise BotFailed(reason) from exc
         return action_from_proto(self.game, wire)
+
+    def rejected(self, reason: str, allowed: str, strikes: int) -> None:
+        self.warn(
+            f"{self.name} (seat {self.context.seat}): action rejected: {reason} "
+            f"(allowed: {allowed or '-'}; strikes {strikes})"
+        )
+
+    def ended(self, result: Result | None, events: list[Event], forfeits: dict[int, str]) -> None:
+        end = MatchEnd(
+            reason="aborted" if result is None else result.reason.value,
+            places=[] if result is None else list(result.places),
+            detail="the match was aborted" if result is None else result.detail,
+            seat=self.context.seat,
+            forfeits=dict(forfeits),
+            events=list(events),
+        )
+        tell_end(self.bot, end, self.context.match_id)
 
 
 def _call(path: str, func: Any, *args: Any) -> Any:

@@ -7,11 +7,12 @@ copy of its own. Territory ``i`` of the observation's per-territory lists (``own
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType
 
+from arena.games.risk import cards
 from arena.games.risk.map import load_map
 
 
@@ -22,9 +23,21 @@ class Continent:
     territories: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class Card:
+    """A Risk card, as the observation's ``hand`` and ``discard`` number them."""
+
+    index: int
+    #: the territory it shows (card ``i`` shows territory ``i``); None for a wild card
+    territory: str | None
+    #: "infantry", "cavalry", "artillery", or "wild" (a wild card completes any set)
+    design: str
+
+
 @dataclass(frozen=True, eq=False)
 class RiskMap:
-    """A Risk map: its territories in index order, their neighbours and continents."""
+    """A Risk map: its territories in index order, their neighbours and continents, and
+    its cards (``cards[i]`` is card ``i``: the territory cards, then the wilds)."""
 
     name: str
     territories: tuple[str, ...]
@@ -32,6 +45,15 @@ class RiskMap:
     continents: tuple[Continent, ...]
     #: by index, as the observation numbers territories: ``neighbour_indices[i]``
     neighbour_indices: tuple[tuple[int, ...], ...]
+    cards: tuple[Card, ...] = ()
+
+    def is_set(self, cards: Sequence[int]) -> bool:
+        """Do these three cards make a set (three of a design, one of each, or any two
+        and a wild), as the rules count them?"""
+        if len(cards) != 3 or not all(0 <= c < len(self.cards) for c in cards):
+            return False
+        designs = [self.cards[c].design for c in cards]
+        return "wild" in designs or len(set(designs)) in (1, 3)
 
     def index(self, territory: str) -> int:
         """The index of ``territory`` in the observation's lists; ValueError if unknown."""
@@ -69,4 +91,8 @@ def risk_map(name_or_path: str = "classic") -> RiskMap:
             )
         ),
         neighbour_indices=data.neighbours,
+        cards=tuple(
+            Card(i, names[i] if i < len(names) else None, cards.design_name(data, i))
+            for i in range(cards.deck_size(data))
+        ),
     )

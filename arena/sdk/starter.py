@@ -108,7 +108,9 @@ STRATEGO = '''
     def decide_stratego(
         self, observation: dict[str, Any], decision: Decision
     ) -> dict[str, Any]:
-        """Squares are names like "a1"; observation["board"] shows what you may see."""
+        """Squares are numbers 0-99 (row * 10 + column: 0 is a1, your corner if you are
+        seat 0); an action may also name them ("a1"). observation["board"] shows what
+        you may see, a square a number."""
         options = decision.options
         kind = decision.kind
         if kind == "setup":

@@ -113,7 +113,8 @@ def play_local(job: MatchJob) -> Outcome:
         reason=result.reason.value,
         places=tuple(result.places),
         detail=result.detail,
-        forfeits=(),
+        # a bot file is refereed in process: its forfeits are recorded as a referee's
+        forfeits=tuple((seat, c.forfeit) for seat, c in enumerate(rec.conduct) if c.forfeit),
         replay=dumps(rec),
     )
 

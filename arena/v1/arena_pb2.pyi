@@ -37,14 +37,16 @@ class Hello(_message.Message):
     def __init__(self, token: _Optional[str] = ..., client: _Optional[str] = ..., max_matches: _Optional[int] = ..., batches: _Optional[bool] = ...) -> None: ...
 
 class ActionReply(_message.Message):
-    __slots__ = ("match_id", "request_id", "action")
+    __slots__ = ("match_id", "request_id", "action", "error")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     request_id: int
     action: Action
-    def __init__(self, match_id: _Optional[str] = ..., request_id: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ...) -> None: ...
+    error: str
+    def __init__(self, match_id: _Optional[str] = ..., request_id: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
 
 class Ping(_message.Message):
     __slots__ = ("nonce",)
@@ -455,14 +457,16 @@ class StrategoAction(_message.Message):
     def __init__(self, type: _Optional[str] = ..., placement: _Optional[_Mapping[int, str]] = ..., to: _Optional[int] = ..., piece: _Optional[str] = ..., square: _Optional[int] = ..., **kwargs) -> None: ...
 
 class RegisterBotRequest(_message.Message):
-    __slots__ = ("name", "registration_key", "games")
+    __slots__ = ("name", "registration_key", "games", "new_version")
     NAME_FIELD_NUMBER: _ClassVar[int]
     REGISTRATION_KEY_FIELD_NUMBER: _ClassVar[int]
     GAMES_FIELD_NUMBER: _ClassVar[int]
+    NEW_VERSION_FIELD_NUMBER: _ClassVar[int]
     name: str
     registration_key: str
     games: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, name: _Optional[str] = ..., registration_key: _Optional[str] = ..., games: _Optional[_Iterable[str]] = ...) -> None: ...
+    new_version: bool
+    def __init__(self, name: _Optional[str] = ..., registration_key: _Optional[str] = ..., games: _Optional[_Iterable[str]] = ..., new_version: _Optional[bool] = ...) -> None: ...
 
 class RegisterBotResponse(_message.Message):
     __slots__ = ("bot_id", "name", "version", "token")

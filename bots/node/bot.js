@@ -129,8 +129,10 @@ function decideStratego(kind, o) {
 // RegisterBot on the arena service, waiting (up to two minutes) for the referee to be up.
 function register(arena, args, done, failed, deadline = Date.now() + 120000) {
   const service = new arena.ArenaService(args.referee, grpc.credentials.createInsecure());
+  // a start with no token to reuse registers a new version, as --register-as says
   const request = {
     name: args["register-as"], registration_key: args.key, games: ["risk", "stratego"],
+    new_version: true,
   };
   service.RegisterBot(request, { deadline: Date.now() + 10000 }, (err, reply) => {
     service.close();

@@ -272,7 +272,8 @@ def test_an_example_bot_module_refused_its_token_says_so_in_one_line(referee_ser
     assert refused.returncode == 2, refused.stderr
     assert refused.stdout == ""
     assert refused.stderr == (
-        f"arena: error: {referee_server.address}: unknown token: register the bot and use "
+        f"python -m arena.bots.aggressive: error: {referee_server.address}: unknown token: "
+        "register the bot and use "
         "the token it got\n"
     )
 

@@ -255,8 +255,8 @@ class Watcher:
 def _silent_bot(ref: Any, raw_bots: Any) -> str:
     """A registered bot that never answers: its matches run until it forfeits."""
     name = "seed-silent"
-    reply = ref.arena.RegisterBot(
-        pb.RegisterBotRequest(name=name, registration_key=ref.registration_key),
+    reply = ref.arena.RegisterBot(  # a new version each call: a new silent bot
+        pb.RegisterBotRequest(name=name, registration_key=ref.registration_key, new_version=True),
         timeout=RPC_TIMEOUT,
     )
     raw_bots(ref.address, reply.token).wait_kind("welcome")

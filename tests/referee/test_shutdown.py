@@ -39,3 +39,27 @@ def test_sigterm_aborts_matches_in_flight_cleanly_and_exits_zero(referee_factory
     _, ended = bot.wait_kind("match_ended")
     assert ended.match_id == waiting
     assert ended.result.reason == "aborted"
+
+
+def test_arena_match_run_exits_non_zero_when_its_match_is_aborted(referee_factory, tmp_path):
+    """A script running `arena match run` must see that its match did not finish."""
+    import subprocess
+    import sys
+
+    from .conftest import ROOT, wait_until
+
+    ref = referee_factory(shutdown_grace=0.5)
+    command = [sys.executable, "-m", "arena.cli", "match", "run", "risk", "--players",
+               "house:random,house:random,house:random", "--option", "turn-limit=0",
+               "--referee", ref.address]  # fmt: skip
+    out = tmp_path / "out.txt"
+    with out.open("w") as sink:
+        child = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, cwd=ROOT)
+        try:
+            wait_until(lambda: "started on" in out.read_text(), 30, "the match to start")
+            ref.process.popen.send_signal(signal.SIGTERM)
+            assert child.wait(timeout=30) == 1
+        finally:
+            child.kill()
+            child.wait()
+    assert ": aborted: no result (" in out.read_text()

@@ -131,7 +131,7 @@ def test_watch_prints_live_events_and_the_result_then_the_replay_exports_and_ver
     )
     assert any(": turn turn=" in e for e in events)
     assert "game_over" in out
-    assert re.search(rf"^match {match_id}: finished, \w+: ", out, re.M), out
+    assert re.search(rf"^match {match_id}: finished, [a-z ]+: ", out, re.M), out
     assert out.rstrip().splitlines()[-1].startswith("  seat 2: house:defensive@1 place ")
 
     exported = tmp_path / "watched.json.gz"

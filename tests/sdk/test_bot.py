@@ -25,3 +25,28 @@ def test_decide_calls_the_method_of_the_matchs_game() -> None:
     bot = StrategoOnly(MatchContext("m", "stratego", 0, ["a", "b"]))
     action = bot.decide(state.observation(0), state.decision())
     assert action["type"] == "setup" and len(action["placement"]) == 40
+
+
+def test_the_sdk_stands_below_the_command_line() -> None:
+    """What bot authors import never imports ``arena.cli`` (the command line imports
+    the SDK, never the reverse): every module of arena.sdk, and a built-in bot's."""
+    import pkgutil
+    import subprocess
+    import sys
+
+    import arena.sdk
+
+    modules = [
+        "arena.sdk",
+        *(f"arena.sdk.{m.name}" for m in pkgutil.iter_modules(arena.sdk.__path__)),
+    ]
+    modules += ["arena.bots.random_bot", "arena.bots.stratego_search"]
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}: importlib.import_module(name)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('arena.cli')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+    assert "arena.sdk.process" in modules and len(modules) > 6

@@ -84,11 +84,6 @@ BROKEN = {
         r"boom\.py, line 3: importing it failed: RuntimeError: boom$",
     ),
     "syntax.py": ("def f(:\n", r"syntax\.py, line 1: importing it failed: SyntaxError"),
-    "crash.py": (
-        "from arena.sdk import Bot\n\nclass C(Bot):\n    def decide_risk(self, o, d):\n"
-        "        return 1 / 0\n",
-        r"crash\.py, line 5: ZeroDivisionError: division by zero$",
-    ),
     "bad.name.py": ("", r"the file name 'bad\.name' names the bot file:bad\.name"),
 }
 
@@ -102,6 +97,33 @@ def test_a_broken_bot_file_is_one_line_naming_it(tmp_path: Path, name: str) -> N
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     assert re.search(expected, lines[0]), lines[0]
+
+
+def test_a_bot_file_that_raises_plays_on_with_strikes_as_it_would_remotely(
+    tmp_path: Path,
+) -> None:
+    """An exception in a decision is a strike, as over gRPC: a warning naming the file and
+    the line, the default played; 5 strikes forfeit the seat and the match plays on."""
+    (tmp_path / "crash.py").write_text(
+        "from arena.sdk import Bot\n\nclass C(Bot):\n    def decide_risk(self, o, d):\n"
+        "        return 1 / 0\n"
+    )
+    done = arena("play", "risk", "--players", "./crash.py,aggressive,defensive", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    warnings = done.stderr.strip().splitlines()
+    assert len(warnings) == 5, done.stderr
+    assert all(
+        re.fullmatch(
+            r"arena: warning: file:crash \(seat 0\) failed its claim decision: \S*crash\.py, "
+            r"line 5: ZeroDivisionError: division by zero \(a strike; the default is played\)",
+            line,
+        )
+        for line in warnings
+    ), warnings
+    assert (
+        "seat 0 file:crash: 5 strikes, 0 timeouts, forfeited: 5 strikes (last: bot raised "
+        "ZeroDivisionError: division by zero)"
+    ) in done.stdout
 
 
 @pytest.mark.parametrize(

@@ -67,3 +67,21 @@ def test_unknown_names_are_refused_with_the_name() -> None:
         risk_map().continent_of("Atlantis")
     with pytest.raises(ValueError, match="unknown map 'nowhere'"):
         risk_map("nowhere")
+
+
+def test_the_cards_are_the_engines_with_their_designs() -> None:
+    """Card ``i`` of a hand is ``cards[i]``: the territory it shows and its design, as the
+    rules read them; the last two are wild; ``is_set`` counts sets as the rules do."""
+    from itertools import combinations
+
+    from arena.games.risk import cards as rules
+
+    m, engine = risk_map("classic"), load_map("classic")
+    assert len(m.cards) == rules.deck_size(engine) == 44
+    assert [c.index for c in m.cards] == list(range(44))
+    assert [c.territory for c in m.cards[:42]] == list(m.territories)
+    assert [(c.territory, c.design) for c in m.cards[42:]] == [(None, "wild")] * 2
+    assert {c.design for c in m.cards[:42]} == {"infantry", "cavalry", "artillery"}
+    assert all(m.cards[i].design == rules.design_name(engine, i) for i in range(44))
+    assert all(m.is_set(t) == rules.is_set(engine, t) for t in combinations(range(44), 3))
+    assert not m.is_set([0, 1]) and not m.is_set([0, 1, 99])

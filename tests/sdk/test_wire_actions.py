@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from arena.games.stratego.board import square_name
 from arena.referee.codec import fill_action
 from arena.sdk import Bot, MatchContext, _wire_action, run_bot_async
@@ -107,3 +109,21 @@ def test_every_form_an_action_may_take_is_sent_as_the_same_message() -> None:
     assert _wire("stratego", moves[0]) == _wire("stratego", moves[1])
     setups = [{"placement": {0: "flag", 10: "bomb"}}, {"placement": [["a1", "flag"], [10, "bomb"]]}]
     assert len({_wire("stratego", {"type": "setup", **s}) for s in setups}) == 1
+
+
+@pytest.mark.parametrize(
+    ("answer", "shown"), [(None, "None"), ([1, 2], "a list"), ("move", "a str")]
+)
+def test_an_answer_that_is_no_action_says_so(answer: object, shown: str) -> None:
+    """A bot that returns None (a missing return) is told in words, not with
+    ``'NoneType' object has no attribute 'get'``."""
+    with pytest.raises(TypeError) as caught:
+        _wire_action("stratego", answer, {})  # type: ignore[arg-type]
+    assert str(caught.value) == f'decide returned {shown}, not an action (a dict with a "type")'
+
+
+def test_the_stratego_starter_says_squares_are_numbers() -> None:
+    from arena.sdk.starter import STRATEGO
+
+    assert 'names like "a1"' not in STRATEGO
+    assert "Squares are numbers 0-99" in STRATEGO

@@ -143,6 +143,19 @@ def _goal(game_map: Any, mission: Mission) -> Callable[[Any, int, dict[int, int]
 _BY_TERRITORIES = frozenset(m.id for m in STANDARD_DECK if m.min_armies <= 1)
 
 
+def match_data(assigned: list[str], unchecked: list[int]) -> dict[str, Any]:
+    """The variant's data of a match (``state.variant_data["missions"]``): the mission
+    of each seat, who destroyed whom, and what its victory check keeps."""
+    return {
+        "assigned": assigned,
+        "killed_by": {},
+        # seats to check at the next check besides the player acting (risk_check_victory)
+        "unchecked": unchecked,
+        # the state's conquests at the last check (risk_check_victory)
+        "conquests": -1,
+    }
+
+
 def _won(state: Any, seat: int, data: dict[str, Any]) -> Result | None:
     """The victory of ``seat`` if its mission is complete (never a seat out of the game,
     or removed by the referee)."""
@@ -179,14 +192,7 @@ class Missions:
         deck = deck_for(state.options["mission-deck"], state.num_players)
         state.rng.shuffle(deck)
         assigned = [m.id for m in deck[: state.num_players]]
-        data = state.variant_data[NAME] = {
-            "assigned": assigned,
-            "killed_by": {},
-            # seats to check at the next check besides the player acting (see below)
-            "unchecked": list(range(state.num_players)),
-            # the state's conquests at the last check (see risk_check_victory)
-            "conquests": -1,
-        }
+        data = state.variant_data[NAME] = match_data(assigned, list(range(state.num_players)))
         events.append({"e": "missions_dealt", "count": len(assigned)})
         for seat, mission_id in enumerate(assigned):
             mission = BY_ID[mission_id]
