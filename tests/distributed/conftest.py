@@ -396,7 +396,9 @@ class Cluster:
     def register(self, name: str, *games: str, referee: Referee | None = None) -> tuple[str, str]:
         """``arena bot register NAME [--game G ...]``: the new version's label and token."""
         address = (referee or self.referees[0]).address
-        done = self.arena("bot", "register", name, "--referee", address, *_each("--game", games))
+        done = self.arena(
+            "bot", "register", name, "--referee", address, "--new-version", *_each("--game", games)
+        )
         assert done.returncode == 0, done.stderr
         found = TOKEN.search(done.stdout)
         assert found, done.stdout

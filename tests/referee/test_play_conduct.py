@@ -26,7 +26,7 @@ class Unruly(Bot):
     def decide_risk(self, observation, decision):
         self.answered += 1
         if self.answered == 1:
-            time.sleep(1.6)  # past the 1 s deadline, well before the next one
+            time.sleep(2.5)  # past the 1 s deadline (even stretched by a busy referee's stalls)
         return {"type": "end_turn"}
 
 
