@@ -122,10 +122,15 @@ def json_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def default_db() -> str:
+    """The store when no --db is given: $ARENA_DB, else ``arena.db`` here."""
+    return os.environ.get("ARENA_DB", "arena.db")
+
+
 def db_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
-        default=os.environ.get("ARENA_DB", "arena.db"),
+        default=default_db(),
         help="SQLite file or database URL (default: $ARENA_DB or arena.db)",
     )
 

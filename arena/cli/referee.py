@@ -82,6 +82,30 @@ def organiser_metadata(key: str | None) -> list[tuple[str, str]]:
     return [("authorization", f"Bearer {key}")] if key else []
 
 
+def absent_bots(stub: Any, players: Sequence[str]) -> list[str]:
+    """Which of ``players`` (registered bots, ``NAME`` or ``NAME@VERSION``; house bots
+    and hosted ones are always there) have no live connection to the referee of ``stub``:
+    seated, each would wait out its grace period and forfeit."""
+    from arena.v1 import arena_pb2 as pb
+
+    names = [p for p in players if not p.startswith(("house:", "file:", "hosted:"))]
+    if not names:
+        return []
+    bots = stub.ListBots(pb.ListBotsRequest(), timeout=30).bots
+    newest: dict[str, Any] = {}
+    exact: dict[str, Any] = {}
+    for bot in bots:
+        exact[f"{bot.name}@{bot.version}"] = bot
+        if not bot.revoked and (bot.name not in newest or bot.version > newest[bot.name].version):
+            newest[bot.name] = bot
+    absent = []
+    for name in names:
+        bot = exact.get(name) if "@" in name else newest.get(name)
+        if bot is not None and not bot.connected:
+            absent.append(f"{bot.name}@{bot.version}")
+    return absent  # an unknown name is the referee's to refuse, with its own reason
+
+
 def cmd_match_run(args: argparse.Namespace) -> int:
     import grpc
 
@@ -99,6 +123,12 @@ def cmd_match_run(args: argparse.Namespace) -> int:
     metadata = organiser_metadata(args.organiser_key)
     stub = arena_stub(args.referee)
     try:
+        absent = absent_bots(stub, request.players)
+        if absent:  # before any match: seated, each would only forfeit
+            raise ValueError(
+                f"not connected to {args.referee}: {', '.join(absent)} (start each bot "
+                "process first)"
+            )
         # started first, so that its id is known while it plays (to watch it), then
         # asked again by its id, waiting for its end (the same match: nothing replayed)
         request.match_id = stub.RunMatch(request, metadata=metadata).match_id

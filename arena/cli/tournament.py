@@ -122,21 +122,67 @@ def cmd_tournament_create(args: argparse.Namespace) -> int:
     return 0
 
 
+def resume_command(args: argparse.Namespace, tournament_id: str) -> str:
+    """The command that resumes the tournament: on the same store (``--db`` if it is not
+    the default), which is where it is."""
+    import shlex
+
+    from arena.cli.args import default_db
+
+    db = "" if args.db == default_db() else f" --db {shlex.quote(args.db)}"
+    return f"arena tournament resume {tournament_id}{db}"
+
+
+def wait_for_bots(referee: str, store: Any, tournament_id: str) -> None:
+    """Before any match: wait until every registered bot of the tournament is connected
+    to ``referee``, saying who is missing (a bot seated while away forfeits its match)."""
+    import time
+
+    import grpc
+
+    from arena.cli.referee import absent_bots, arena_stub
+
+    ids = {entry.bot_id for entry in store.entries(tournament_id)}
+    remote = [
+        b.label for b in store.bots(include_house=False) if b.id in ids and b.kind == "remote"
+    ]
+    if not remote:
+        return
+    stub = arena_stub(referee)
+    said: list[str] = []
+    try:
+        while absent := absent_bots(stub, remote):
+            if absent != said:
+                print(
+                    f"waiting for {len(absent)} of its bots to connect to {referee}: "
+                    f"{', '.join(absent)} (Ctrl-C stops; resume it later)",
+                    flush=True,
+                )
+                said = absent
+            time.sleep(1.0)
+    except grpc.RpcError as exc:
+        raise ValueError(f"{referee}: {exc.details()}") from None
+    if said:
+        print(f"all {len(remote)} of its registered bots are connected: playing", flush=True)
+
+
 def _run_and_report(args: argparse.Namespace, store: Any, tournament: Any) -> int:
     from arena.store import variant_key
     from arena.tournament.leaderboard import board_title, compute, render
     from arena.tournament.runner import run_tournament
 
     _remember_run(args, store, tournament)
-    resume = f"`arena tournament resume {tournament.id}`"
+    resume = f"`{resume_command(args, tournament.id)}`"
     if args.organiser_key:  # never stored: the resume needs it again
         resume = (
-            f"`arena tournament resume {tournament.id} --organiser-key KEY` "
+            f"`{resume_command(args, tournament.id)} --organiser-key KEY` "
             "(the key is not stored; ARENA_ORGANISER_KEY in the environment will do too)"
         )
     executor = _executor(args, store)
     display = tournament_display(args)
     try:
+        if args.referee and args.executor != "celery":
+            wait_for_bots(args.referee, store, tournament.id)
         with display or contextlib.nullcontext():
             summary = run_tournament(store, tournament.id, executor, progress=display)
     except KeyboardInterrupt:

@@ -227,6 +227,7 @@ class Referee:
                     raise ValueError(
                         f"no registered bot named {name!r} (house bots: {HOUSE_PREFIX}NAME)"
                     )
+                row.check_plays(game.name)
                 seats.append(Seat(label=row.label, bot_id=row.id))
             bot_ids.append(row.id)
         game.check_players(len(seats))

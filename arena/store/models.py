@@ -75,6 +75,17 @@ class BotRow(Base):
     def plays(self, game: str) -> bool:
         return not self.games or game in self.games
 
+    def check_plays(self, game: str) -> BotRow:
+        """This bot, if it plays ``game`` (as it said when it registered); else ValueError:
+        seated in another game's match, it could only forfeit."""
+        if not self.plays(game):
+            raise ValueError(
+                f"bot {self.label} is registered for {', '.join(sorted(self.games or []))} "
+                f"only, not {game} (a version that plays it: arena bot register {self.name} "
+                f"--game {game} --new-version)"
+            )
+        return self
+
     @property
     def label(self) -> str:
         """How leaderboards and match records name this version: ``name@version``."""

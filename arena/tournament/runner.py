@@ -85,10 +85,10 @@ def resolve_bot(store: Store, registry: Registry, game: str, spec: str) -> BotRo
         row = store.find_bot(spec)
         if row is None:
             raise ValueError(f"no bot version {spec!r} (see `arena bots list`)")
-        return row
+        return row.check_plays(game)
     row = store.latest_bot(spec)
     if row is not None:
-        return row
+        return row.check_plays(game)
     if (game, spec) not in registry.bots:
         house = ", ".join(sorted(b for g, b in registry.bots if g == game)) or "none"
         raise ValueError(

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import shlex
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,6 +27,8 @@ from arena.engine.replay import from_json, verify
 from arena.store import Store
 from arena.tournament.leaderboard import compute
 from arena.v1 import arena_pb2 as pb
+
+from .conftest import Process
 
 KEY = "tournament-organiser-key"
 RPC_TIMEOUT = 10.0
@@ -172,7 +176,9 @@ def test_a_cli_run_stopped_by_ctrl_c_is_resumed_through_its_referee(
         run.popen.send_signal(signal.SIGINT)
         assert run.wait(timeout=TOURNAMENT_TIMEOUT) == 130, run.stderr()[-3000:]
         (tournament,) = store.tournaments()
-        printed = f"`arena tournament resume {tournament.id} --organiser-key KEY`"
+        # the resume names the store: it is not the default one
+        db = shlex.quote(database_url)
+        printed = f"`arena tournament resume {tournament.id} --db {db} --organiser-key KEY`"
         assert f"stopped: resume with {printed}" in run.stderr()
         assert KEY not in run.stdout() + run.stderr()
         row = store.tournament(tournament.id)
@@ -200,7 +206,7 @@ def test_a_cli_run_stopped_by_ctrl_c_is_resumed_through_its_referee(
 
     command = shlex.split(printed.strip("`").replace("KEY", KEY))
     assert command[:4] == ["arena", "tournament", "resume", tournament.id]
-    resume = spawn.cli(tmp_path, "tournament-resume", *command[1:], "--db", database_url)
+    resume = spawn.cli(tmp_path, "tournament-resume", *command[1:])
     code = resume.wait(timeout=TOURNAMENT_TIMEOUT)
     output = resume.stdout()
     assert code == 0, f"exit {code}\n{output}\n{resume.stderr()[-3000:]}"
@@ -208,6 +214,62 @@ def test_a_cli_run_stopped_by_ctrl_c_is_resumed_through_its_referee(
     with open_store(database_url) as store:
         assert store.tournament(tournament.id).status == "finished"
         assert len(assert_played_once(store, tournament.id, seats=3)) == 30
+
+
+def test_a_tournament_through_a_referee_waits_for_its_bots_saying_who_is_missing(
+    referee_factory, spawn, tmp_path
+):
+    """A registered bot that is not connected would forfeit every match it is seated in:
+    the run says who is missing and waits, then plays once it is there."""
+    ref = referee_factory(organiser_key=KEY, decision_ms=2000)
+    token = ref.register("late").token
+    run = spawn.cli(
+        tmp_path,
+        "tournament-run",
+        *("tournament", "run", "--db", ref.db, "--referee", ref.address, "--organiser-key"),
+        *(KEY, "--game", "risk", "--bots", "late,house:blitz,house:random", "--seats", "3"),
+        *("--games-per-pairing", "1", "--option", "turn-limit=5", "--quiet", "--workers", "0"),
+    )
+    waiting = f"waiting for 1 of its bots to connect to {ref.address}: late@1 (Ctrl-C stops"
+    poll(lambda: waiting in run.stdout(), 60, "the run to say who is missing")
+    with open_store(ref.db) as store:
+        assert store.progress(store.tournaments()[0].id) == {"pending": 1}  # nothing played
+    bot = Process(
+        "bot-late",
+        [sys.executable, "-m", "arena.bots.random_bot", "--referee", ref.address, "--token", token],
+        tmp_path,
+    )
+    spawn.started.append(bot)
+    assert run.wait(timeout=TOURNAMENT_TIMEOUT) == 0, run.stderr()[-3000:]
+    assert "all 1 of its registered bots are connected: playing" in run.stdout()
+    with open_store(ref.db) as store:
+        (match,) = store.tournament_matches(store.tournaments()[0].id)
+        assert match.status == "finished" and not match.result.get("forfeits"), match.result
+
+
+def test_a_match_refuses_a_bot_away_or_registered_for_another_game(referee_factory, tmp_path):
+    ref = referee_factory(organiser_key=KEY)
+    ref.register("away")
+    ref.arena.RegisterBot(pb.RegisterBotRequest(name="strat", games=["stratego"]), timeout=30)
+    command = [sys.executable, "-m", "arena.cli", "match", "run", "risk", "--referee", ref.address]
+    command += ["--organiser-key", KEY, "--players"]
+    away = subprocess.run(
+        [*command, "away,house:blitz,house:random"], capture_output=True, text=True, timeout=60
+    )
+    assert away.returncode == 2 and away.stdout == ""
+    assert away.stderr == (
+        f"arena: error: not connected to {ref.address}: away@1 (start each bot process first)\n"
+    )
+    with pytest.raises(grpc.RpcError) as refused:
+        ref.arena.RunMatch(
+            pb.RunMatchRequest(game="risk", players=["strat", "house:blitz", "house:random"]),
+            metadata=ref.organiser(),
+            timeout=30,
+        )
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert refused.value.details().startswith(
+        "bot strat@1 is registered for stratego only, not risk"
+    )
 
 
 # --- the organiser's gRPC calls ------------------------------------------------------

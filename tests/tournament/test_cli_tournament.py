@@ -167,7 +167,9 @@ def test_an_interrupted_run_is_resumed_from_the_command_line(tmp_path, capsys, m
         assert main([*RISK_RUN, "--workers", "0", "--db", db]) == 130
     captured = capsys.readouterr()
     tournament_id = re.search(r"^tournament (\w+):", captured.out, re.M).group(1)
-    assert f"stopped: resume with `arena tournament resume {tournament_id}`" in captured.err
+    # the store is not the default one: the line names it
+    resume = f"arena tournament resume {tournament_id} --db {db}"
+    assert f"stopped: resume with `{resume}`" in captured.err
 
     played_ids = []
     monkeypatch.setattr(
