@@ -50,9 +50,10 @@ from benchmarks.protocol import RefereeProcess  # noqa: E402
 
 ATTACKS = ("rapid-reset", "ping-flood", "spectators", "silent", "organiser", "flood", "non-reading")
 CONNECT = "/arena.v1.BotService/Connect"
-#: where the raw HTTP/2 attacks come from: not the honest bots' address (the referee bans
-#: an address that resets streams in bulk or floods PINGs; gRPC clients cannot choose
-#: theirs, so the other attacks come from 127.0.0.1 like the honest bots)
+#: where the rapid reset comes from (the PING floods from 127.0.0.3): not the honest bots'
+#: address, nor each other's (the referee bans an address that resets streams in bulk or
+#: floods PINGs, for a minute); gRPC clients cannot choose theirs, so the other attacks
+#: come from 127.0.0.1 like the honest bots
 ATTACKER = "127.0.0.2"
 
 
@@ -128,7 +129,7 @@ def attack(name: str, address: str, seconds: float, workdir: str) -> dict[str, A
             "goaways": report.goaways[:3],
         }
     if name == "ping-flood":
-        report = hc.ping_flood_for(address, seconds, stop=STOP, source=ATTACKER)
+        report = hc.ping_flood_for(address, seconds, stop=STOP, source="127.0.0.3")
         cut = sorted(report.closed_after_s)
         return {
             "pings": report.sent,

@@ -477,3 +477,61 @@ def test_the_bots_of_one_address_share_a_cap_on_bytes_queued_for_them(referee_fa
             bot.close()
     assert code == grpc.StatusCode.RESOURCE_EXHAUSTED, (code, details)
     assert details == f"not reading: over {64 << 10} bytes queued for the bots of your address"
+
+
+def test_a_spectator_that_stops_reading_is_dropped_and_the_others_get_every_batch(
+    referee_factory,
+):
+    """A WatchMatch stream that reads its first message and then nothing, over a small
+    receive window, on a long fast match: the referee's writes to it stall, at most
+    MAX_WAITING messages wait for it, then it is dropped (its status says why, after
+    what was in flight: about as many, buffered by gRPC at both ends). A watcher that
+    reads gets every step, in order, to the end."""
+    from arena.referee.spectators import MAX_WAITING
+
+    ref = referee_factory()
+    match_id = ref.start_match(
+        "risk", ["house:random"] * 3, options={"turn-limit": "5000"}, seed=11, decision_ms=0
+    )
+    own = [("grpc.use_local_subchannel_pool", 1)]
+    slow_channel = grpc.insecure_channel(ref.address, options=SMALL_WINDOW + own)
+    slow = pb_grpc.ArenaServiceStub(slow_channel).WatchMatch(
+        pb.WatchMatchRequest(match_id=match_id, batches=True, without_replay=True), timeout=600
+    )
+    next(slow)
+    steps: list[int] = []
+    ended: list[pb.MatchInfo] = []
+
+    def read_all() -> None:
+        stub = pb_grpc.ArenaServiceStub(grpc.insecure_channel(ref.address, options=own))
+        for message in stub.WatchMatch(
+            pb.WatchMatchRequest(match_id=match_id, batches=True, without_replay=True),
+            timeout=600,
+        ):
+            if message.HasField("finished"):
+                ended.append(message.finished)
+            else:
+                steps.extend(step.steps for step in message.batch.steps)
+
+    reader = threading.Thread(target=read_all, daemon=True)
+    reader.start()
+    try:
+        # about MAX_WAITING ticks of 0.1 s after its writes stalled, it is dropped
+        wait_until(lambda: "dropped a spectator" in ref.process.stderr(), 90, "the drop")
+        assert ref.get_match(match_id).status == "running"  # dropped while it plays on
+        received = 1
+        code = details = None
+        try:
+            for _ in slow:
+                received += 1
+        except grpc.RpcError as exc:
+            code, details = exc.code(), exc.details()
+        assert code == grpc.StatusCode.RESOURCE_EXHAUSTED, (code, details, received)
+        assert details.startswith("a spectator that does not keep up"), details
+        assert received < 2 * MAX_WAITING, received  # what was in flight, not what waited
+    finally:
+        slow.cancel()
+        slow_channel.close()
+    reader.join(timeout=120)  # (GetMatch of a match this long: its replay is over 16 MiB)
+    assert ended and ended[0].status == "finished", "the reading watcher saw no end"
+    assert len(steps) > 1000 and steps == list(range(steps[0], steps[0] + len(steps))), steps[:20]
