@@ -185,7 +185,8 @@ def attack(name: str, address: str, seconds: float, workdir: str) -> dict[str, A
     if name == "non-reading":
         calls = []
         for i in range(20):
-            tokens = stub.RegisterBot(pb.RegisterBotRequest(name=f"nonreader{i}"), timeout=10).token
+            name = f"nonreader{os.getpid()}-{i}"  # each round's attack registers its own
+            tokens = stub.RegisterBot(pb.RegisterBotRequest(name=name), timeout=10).token
             calls.append(_non_reader(address, tokens))
         STOP.wait(seconds)
         return {"bots": len(calls)}
