@@ -50,6 +50,11 @@ from benchmarks.protocol import RefereeProcess  # noqa: E402
 
 ATTACKS = ("rapid-reset", "ping-flood", "spectators", "silent", "organiser", "flood", "non-reading")
 CONNECT = "/arena.v1.BotService/Connect"
+#: where the rapid reset comes from (the PING floods from 127.0.0.3): not the honest bots'
+#: address, nor each other's (the referee bans an address that resets streams in bulk or
+#: floods PINGs, for a minute); gRPC clients cannot choose theirs, so the other attacks
+#: come from 127.0.0.1 like the honest bots
+ATTACKER = "127.0.0.2"
 
 
 def hostile_clients() -> Any:
@@ -108,6 +113,8 @@ STOP = threading.Event()
 
 def attack(name: str, address: str, seconds: float, workdir: str) -> dict[str, Any]:
     """Attack ``name`` until STOP (or ``seconds``); what it did."""
+    if name.startswith("burn:"):
+        return burn(float(name.split(":", 1)[1]))
     hc = hostile_clients()
     deadline = time.monotonic() + seconds
 
@@ -115,14 +122,14 @@ def attack(name: str, address: str, seconds: float, workdir: str) -> dict[str, A
         return time.monotonic() < deadline and not STOP.is_set()
 
     if name == "rapid-reset":
-        report = hc.rapid_reset(address, seconds, stop=STOP)
+        report = hc.rapid_reset(address, seconds, stop=STOP, source=ATTACKER)
         return {
             "streams": report.sent,
             "connections": report.connections,
             "goaways": report.goaways[:3],
         }
     if name == "ping-flood":
-        report = hc.ping_flood_for(address, seconds, stop=STOP)
+        report = hc.ping_flood_for(address, seconds, stop=STOP, source="127.0.0.3")
         cut = sorted(report.closed_after_s)
         return {
             "pings": report.sent,
@@ -178,7 +185,8 @@ def attack(name: str, address: str, seconds: float, workdir: str) -> dict[str, A
     if name == "non-reading":
         calls = []
         for i in range(20):
-            tokens = stub.RegisterBot(pb.RegisterBotRequest(name=f"nonreader{i}"), timeout=10).token
+            name = f"nonreader{os.getpid()}-{i}"  # each round's attack registers its own
+            tokens = stub.RegisterBot(pb.RegisterBotRequest(name=name), timeout=10).token
             calls.append(_non_reader(address, tokens))
         STOP.wait(seconds)
         return {"bots": len(calls)}
@@ -267,13 +275,14 @@ def _non_reader(address: str, token: str) -> Any:
 # --- the run -----------------------------------------------------------------------------
 
 
-def measure(
-    name: str, ref: RefereeProcess, names: list[str], args: argparse.Namespace, work: Path
-) -> str:
-    count, turns = args.matches, args.turns
-    before, _ = honest_round(ref, names, count, turns, f"{name}-before")
-    seconds = 600.0
-    proc = subprocess.Popen(
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of process ``pid`` so far (its threads included)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def start_attack(name: str, ref: RefereeProcess, work: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
         [
             sys.executable,
             __file__,
@@ -282,27 +291,104 @@ def measure(
             "--address",
             ref.address,
             "--seconds",
-            str(seconds),
+            "600",
             "--work",
             str(work),
         ],
         stdout=subprocess.PIPE,
         text=True,
     )
-    time.sleep(1.5 if name == "silent" else 0.5)  # the attack is under way
-    under, _ = honest_round(ref, names, count, turns, f"{name}-under")
+
+
+def stop_attack(proc: subprocess.Popen[str]) -> str:
     proc.send_signal(2)  # SIGINT: the attack reports what it did
     try:
         out, _ = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
         proc.kill()
         out, _ = proc.communicate()
-    after, _ = honest_round(ref, names, count, turns, f"{name}-after")
-    ratio = under / ((before + after) / 2)
-    return (
-        f"{name:12s} undisturbed {before:6.0f} / {after:6.0f} decisions/s, under attack "
-        f"{under:6.0f}: ratio {ratio:.2f} (target 0.8)   attacker: {out.strip()}"
+    return out.strip()
+
+
+def measured_round(
+    ref: RefereeProcess, names: list[str], args: argparse.Namespace, tag: str
+) -> tuple[float, float, float]:
+    """(honest decisions/s, the referee's CPU ms a thousand decisions, wall seconds)."""
+    cpu, start = cpu_seconds(ref.proc.pid), time.perf_counter()
+    rate, _ = honest_round(ref, names, args.matches, args.turns, tag)
+    wall = time.perf_counter() - start
+    return rate, (cpu_seconds(ref.proc.pid) - cpu) * 1e6 / (rate * wall), wall
+
+
+def attacked_rounds(
+    name: str, ref: RefereeProcess, names: list[str], args: argparse.Namespace, work: Path
+) -> dict[str, Any]:
+    """``args.repeats`` pairs of rounds, undisturbed then under attack ``name``, and one
+    undisturbed round to close: each attacked round's ratio is to the mean of the
+    undisturbed rounds just before and just after it."""
+    quiet = [measured_round(ref, names, args, f"{name}-quiet0")]
+    loud: list[tuple[float, float, float]] = []
+    attacker_cpu = attacker_wall = 0.0
+    said = ""
+    for i in range(args.repeats):
+        proc = start_attack(name, ref, work)
+        time.sleep(1.5 if name == "silent" else 0.5)  # the attack is under way
+        began = time.perf_counter()
+        loud.append(measured_round(ref, names, args, f"{name}-loud{i}"))
+        attacker_cpu += cpu_seconds(proc.pid)
+        attacker_wall += time.perf_counter() - began + (1.5 if name == "silent" else 0.5)
+        said = stop_attack(proc)
+        quiet.append(measured_round(ref, names, args, f"{name}-quiet{i + 1}"))
+    ratios = [loud[i][0] / ((quiet[i][0] + quiet[i + 1][0]) / 2) for i in range(len(loud))]
+    cpu = [loud[i][1] / ((quiet[i][1] + quiet[i + 1][1]) / 2) for i in range(len(loud))]
+    return {
+        "ratios": ratios,
+        "cpu": cpu,
+        "quiet": [q[0] for q in quiet],
+        "loud": [x[0] for x in loud],
+        "quiet_cpu": [q[1] for q in quiet],
+        "attacker": attacker_cpu / attacker_wall,
+        "said": said,
+    }
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def measure(
+    name: str, ref: RefereeProcess, names: list[str], args: argparse.Namespace, work: Path
+) -> str:
+    """The attack's line: the median ratio of its rounds (and their spread), the
+    referee's CPU for each honest decision under attack as a ratio to undisturbed, the
+    attacker's own CPU (a share of one core); with ``--control``, the same rounds beside
+    a process that only burns that much CPU: what the attacker's CPU alone costs."""
+    got = attacked_rounds(name, ref, names, args, work)
+    ratios = got["ratios"]
+    line = (
+        f"{name:12s} ratio {_median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}; "
+        f"target 0.8)  undisturbed {_median(got['quiet']):5.0f}/s, under attack "
+        f"{_median(got['loud']):5.0f}/s; referee CPU a decision x{_median(got['cpu']):.2f} "
+        f"({_median(got['quiet_cpu']):.0f} us undisturbed); attacker CPU "
+        f"{100 * got['attacker']:.0f}% of a core"
     )
+    if args.control:
+        burn = attacked_rounds(f"burn:{got['attacker']:.3f}", ref, names, args, work)
+        line += f"; the burner alone: ratio {_median(burn['ratios']):.2f}"
+    return f"{line}\n             attacker: {got['said']}"
+
+
+def burn(fraction: float) -> dict[str, Any]:
+    """Burn ``fraction`` of one core until STOP: busy for that share of every 10 ms."""
+    busy = 0.01 * min(max(fraction, 0.0), 1.0)
+    while not STOP.is_set():
+        start = time.perf_counter()
+        while time.perf_counter() - start < busy:
+            pass
+        time.sleep(max(0.0, 0.01 - busy))
+    return {"burned": fraction}
 
 
 def run_attack(args: argparse.Namespace) -> None:
@@ -349,6 +435,14 @@ def main() -> None:
     parser.add_argument("--only", help="comma-separated attacks (default: all)")
     parser.add_argument("--matches", type=int, default=4)
     parser.add_argument("--turns", type=int, default=None)
+    parser.add_argument(
+        "--repeats", type=int, default=None, help="attacked rounds an attack (default 3)"
+    )
+    parser.add_argument(
+        "--control",
+        action="store_true",
+        help="also run each attack's rounds beside a process that only burns its CPU",
+    )
     parser.add_argument("--attack", help=argparse.SUPPRESS)
     parser.add_argument("--address", help=argparse.SUPPRESS)
     parser.add_argument("--seconds", type=float, default=30.0, help=argparse.SUPPRESS)
@@ -358,8 +452,13 @@ def main() -> None:
         run_attack(args)
         return
     args.turns = args.turns or (30 if args.quick else 60)
+    args.repeats = args.repeats or (1 if args.quick else 3)
     chosen = args.only.split(",") if args.only else list(ATTACKS)
-    print(f"{args.matches} concurrent 3-player Risk matches, random bots, turn limit {args.turns}")
+    print(
+        f"{args.matches} concurrent 3-player Risk matches, random bots, turn limit {args.turns}; "
+        f"{args.repeats} attacked rounds an attack; load average "
+        + " ".join(f"{x:.1f}" for x in os.getloadavg())
+    )
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for group in (["silent"], [a for a in chosen if a != "silent"]):
@@ -378,6 +477,7 @@ def main() -> None:
                     print(measure(name, ref, names, args, work), flush=True)
             finally:
                 ref.close()
+    print("load average at the end " + " ".join(f"{x:.1f}" for x in os.getloadavg()))
 
 
 if __name__ == "__main__":

@@ -56,6 +56,10 @@ def cmd_referee(args: argparse.Namespace) -> int:
         max_connections=args.max_connections,
         max_streams_per_connection=args.max_streams_per_connection,
         max_new_streams_per_s=args.max_new_streams_per_s,
+        max_messages_per_peer_s=args.max_messages_per_peer,
+        max_connects_per_peer_s=args.max_connects_per_peer,
+        max_queued_bytes_per_peer=args.max_queued_bytes_per_peer,
+        max_closed_per_peer=args.max_closed_per_peer,
     )
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: serve() has shut down cleanly
         asyncio.run(
@@ -334,6 +338,33 @@ def add_parsers(sub: Any) -> None:
         type=positive_float,
         default=200.0,
         help="calls one connection may open a second before it is closed (default 200)",
+    )
+    ref.add_argument(
+        "--max-messages-per-peer",
+        type=positive_int,
+        default=400,
+        help="unsolicited messages (pings, stale replies) a second from all the bots of one "
+        "address (default 400)",
+    )
+    ref.add_argument(
+        "--max-connects-per-peer",
+        type=positive_float,
+        default=5.0,
+        help="new bot streams a second from one address, ten times as many at once (default 5)",
+    )
+    ref.add_argument(
+        "--max-queued-bytes-per-peer",
+        type=positive_int,
+        default=32 << 20,
+        help="bytes that may wait for all the bots of one address that do not read "
+        "(default 32 MiB)",
+    )
+    ref.add_argument(
+        "--max-closed-per-peer",
+        type=non_negative_int,
+        default=16,
+        help="connections of one address the referee may close in a minute (GOAWAY, idle) "
+        "before the address is banned for a minute (default 16; 0: never)",
     )
     ref.add_argument(
         "--shutdown-grace",

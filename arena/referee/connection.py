@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+import time
+from typing import TYPE_CHECKING, Any
 
 from arena.referee.limits import TokenBucket
 from arena.v1 import arena_pb2 as pb
+
+if TYPE_CHECKING:
+    from arena.referee.guard import PeerLimits, PeerShare
 
 log = logging.getLogger("arena.referee")
 
@@ -59,6 +63,7 @@ class BotConnection:
         batches: bool = False,
         max_queued_bytes: int = 8 << 20,
         peer: str = "",
+        limits: PeerLimits | None = None,
     ) -> None:
         self.bot_id = bot_id
         #: the stream's connection, ``host:port``: the connection guard spares it
@@ -83,6 +88,14 @@ class BotConnection:
         self._max_rate = max_messages_per_s
         #: unsolicited messages: ``max_messages_per_s`` a second, as many at once
         self._unsolicited = TokenBucket(max_messages_per_s, max_messages_per_s)
+        #: unsolicited messages in the second that began at ``_window``
+        self._window = 0.0
+        self._window_count = 0
+        #: what this stream shares with the other bot streams of its address
+        self._limits = limits
+        self._share: PeerShare | None = None
+        if limits is not None:
+            self._share = limits.join(self, peer.rsplit(":", 1)[0])
 
     async def send(self, message: pb.RefereeMessage) -> None:
         """Queue ``message`` for this stream's writer. Never blocks: a bot that does not
@@ -97,18 +110,24 @@ class BotConnection:
         if self.closed.is_set():
             return
         data = message.SerializeToString()
-        self.queued_bytes += len(data) + MESSAGE_OVERHEAD
+        cost = len(data) + MESSAGE_OVERHEAD
+        self.queued_bytes += cost
         if self.queued_bytes > self.max_queued_bytes:
             limit = self.max_queued_bytes
             self.close(f"not reading: over {limit} bytes queued for the bot", drop=True)
             return
         self.outbox.put_nowait(data)
+        if self._share is not None:  # the address's cap: the heaviest of its streams goes
+            self._limits.queued(self._share, cost)  # type: ignore[union-attr]
 
     def _taken(self, data: bytes | pb.RefereeMessage) -> bytes:
         """A message taken from the outbox, as bytes (no longer counted as queued)."""
         if type(data) is not bytes:
             data = data.SerializeToString()
-        self.queued_bytes = max(0, self.queued_bytes - len(data) - MESSAGE_OVERHEAD)
+        before = self.queued_bytes
+        self.queued_bytes = max(0, before - len(data) - MESSAGE_OVERHEAD)
+        if self._share is not None:
+            self._share.queued_bytes -= before - self.queued_bytes
         return data
 
     async def write_loop(self) -> None:
@@ -165,14 +184,37 @@ class BotConnection:
     def forget(self, match_id: str, request_id: int) -> None:
         self.pending.pop((match_id, request_id), None)
 
-    def over_rate(self) -> bool:
-        """True once the bot sends more unsolicited messages than allowed: a token
-        bucket of ``max_messages_per_s`` a second and as many at once, so that a bot
-        paced evenly below the rate is never cut, whatever its jitter.
+    def over_rate(self) -> str:
+        """Why an unsolicited message is one too many (the stream is then closed), or
+        "": a token bucket of ``max_messages_per_s`` a second and as many at once, so
+        that a bot paced evenly below the rate is never cut, whatever its jitter; then
+        its address's budget, shared by all its bots (``PeerLimits.unsolicited``).
 
         Replies to pending decisions are never counted: they are bounded by the
         referee's own requests. Pings, stale or unknown replies are."""
-        return not self._unsolicited.take()
+        now = time.monotonic()
+        if now - self._window >= 1.0:
+            self._window = now
+            self._window_count = 0
+        self._window_count += 1
+        if not self._unsolicited.take(now):
+            return f"flood: more than {self._max_rate} messages/s"
+        limits = self._limits
+        if limits is not None and not limits.unsolicited(self, self._share, now):
+            return limits.flood_reason()
+        return ""
+
+    def recent_unsolicited(self, now: float) -> int:
+        """Unsolicited messages this stream sent in about the last second."""
+        if self.closed.is_set() or now - self._window >= 2.0:
+            return 0
+        return self._window_count
+
+    def release(self) -> None:
+        """The stream has ended: it no longer counts in its address's share."""
+        if self._share is not None:
+            self._limits.leave(self, self._share)  # type: ignore[union-attr]
+            self._share = None
 
     def expected(self, reply: pb.ActionReply) -> bool:
         future = self.pending.get((reply.match_id, reply.request_id))
@@ -202,6 +244,8 @@ class BotConnection:
         if drop:
             while not self.outbox.empty():
                 self.outbox.get_nowait()
+            if self._share is not None:
+                self._share.queued_bytes -= self.queued_bytes
             self.queued_bytes = 0
         self.outbox.put_nowait(None)  # wakes the writer, which stops
 

@@ -33,8 +33,10 @@ from arena.plugins import Registry, load_registry
 from arena.referee.clock import LoopLag
 from arena.referee.connection import MAX_BATCH, BotConnection, as_bytes
 from arena.referee.guard import (
+    REFUSE_AFTER_S,
     Admission,
     ConnectionGuard,
+    PeerLimits,
     call_peer,
     connection_cap,
     raise_open_files_limit,
@@ -88,6 +90,15 @@ class RefereeConfig:
     #: streams (calls) open at once on one connection, and opened a second on one
     max_streams_per_connection: int = 100
     max_new_streams_per_s: float = 200.0
+    #: what the bot streams of one address share (a classroom behind one NAT): its
+    #: unsolicited messages a second, its new Connect streams a second (ten times as
+    #: many at once), the bytes queued for all of them
+    max_messages_per_peer_s: int = 400
+    max_connects_per_peer_s: float = 5.0
+    max_queued_bytes_per_peer: int = 32 << 20
+    #: connections of one address the referee may close in a minute (a GOAWAY, an
+    #: idle timeout) before the address is banned for a minute (0: never)
+    max_closed_per_peer: int = 16
 
 
 class Referee:
@@ -112,6 +123,12 @@ class Referee:
         self.watching: Counter[str] = Counter()
         #: keeps the connections within their caps (made by start_server)
         self.guard: ConnectionGuard | None = None
+        #: what the bot streams of one address share
+        self.peer_limits = PeerLimits(
+            config.max_messages_per_peer_s,
+            config.max_connects_per_peer_s,
+            config.max_queued_bytes_per_peer,
+        )
 
     def bot_peers(self) -> set[str]:
         """The peers (``host:port``) of the bots' streams: the connection guard closes
@@ -151,6 +168,7 @@ class Referee:
 
     def detach(self, connection: BotConnection, reason: str) -> None:
         connection.close(reason)
+        connection.release()
         if self.connections.get(connection.bot_id) is connection:
             del self.connections[connection.bot_id]
 
@@ -417,6 +435,10 @@ class BotService(pb_grpc.BotServiceServicer):
     ) -> None:
         referee = self.referee
         config = referee.config
+        refused = referee.peer_limits.connect(peer_host(context.peer()))
+        if refused:  # a reconnect loop: refused before the token is looked up, and
+            await asyncio.sleep(REFUSE_AFTER_S)  # slowly: a loop waits instead of spinning
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refused)
         try:
             first = await asyncio.wait_for(anext(request_iterator), config.idle_timeout_s)
         except (TimeoutError, StopAsyncIteration):
@@ -448,6 +470,7 @@ class BotService(pb_grpc.BotServiceServicer):
             batches=first.hello.batches,
             max_queued_bytes=config.max_queued_bytes,
             peer=call_peer(context.peer()),
+            limits=referee.peer_limits,
         )
         welcome = pb.RefereeMessage(
             welcome=pb.Welcome(
@@ -534,8 +557,8 @@ class BotService(pb_grpc.BotServiceServicer):
         connection (a flood, a malformed message)."""
         kind = message.WhichOneof("kind")
         solicited = kind == "action" and connection.expected(message.action)
-        if not solicited and connection.over_rate():
-            connection.close(f"flood: more than {connection._max_rate} messages/s", drop=True)
+        if not solicited and (why := connection.over_rate()):
+            connection.close(why, drop=True)
             return False
         if kind is None or kind == "hello":
             connection.close(
@@ -1107,7 +1130,15 @@ async def start_server(referee: Referee, address: str) -> tuple[grpc.aio.Server,
         raise OSError(f"cannot listen on {address}: the port is in use or not ours") from None
     await server.start()
     referee.lag.start()
-    referee.guard = ConnectionGuard(port, config.max_connections_per_peer, cap, referee.bot_peers)
+    referee.guard = ConnectionGuard(
+        port,
+        config.max_connections_per_peer,
+        cap,
+        referee.bot_peers,
+        streams_per_s=config.max_new_streams_per_s,
+        calls=lambda: admission.calls,
+        closed_per_peer=config.max_closed_per_peer,
+    )
     admission.drop = referee.guard.drop
     referee.guard.start()
     host = address.rsplit(":", 1)[0]

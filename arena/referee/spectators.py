@@ -17,6 +17,7 @@ RESOURCE_EXHAUSTED saying so.
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,8 @@ from arena.v1 import arena_pb2 as pb
 
 if TYPE_CHECKING:
     from arena.referee.live import LiveMatch
+
+log = logging.getLogger("arena.referee")
 
 #: how often the steps noted go out to the watchers, as one message each (seconds)
 SPECTATOR_BATCH_S = 0.1
@@ -51,6 +54,9 @@ class Watcher:
             return False
         if self.queue.qsize() >= MAX_WAITING:
             self.dropped = f"a spectator that does not keep up: over {MAX_WAITING} messages waiting"
+            log.info(
+                "dropped a spectator from %s: over %d messages waiting", self.peer, MAX_WAITING
+            )
             self.queue.put_nowait(None)
             return False
         self.queue.put_nowait(data)

