@@ -812,3 +812,40 @@ def _split_peer(peer: str) -> tuple[str, int]:
     except (IndexError, ValueError):
         port = -1
     return host, port
+
+
+#: a bot cut for flooding waits this long before it may connect again, doubled at each
+#: further cut (up to BENCH_MAX_S), forgotten after BENCH_FORGET_S without one
+BENCH_FIRST_S = 2.0
+BENCH_MAX_S = 60.0
+BENCH_FORGET_S = 300.0
+
+
+class Bench:
+    """Bots cut for flooding, kept out for a while: a bot that floods and reconnects at
+    once would otherwise cost the referee a Hello, a token lookup, a Welcome and a new
+    message budget every time (its reconnect loop took honest matches to half their
+    speed). The wait doubles with each cut and is forgotten after a quiet spell."""
+
+    def __init__(self) -> None:
+        #: bot id -> (when it may connect again, the wait it was given)
+        self._until: dict[str, tuple[float, float]] = {}
+
+    def cut(self, bot_id: str, now: float | None = None) -> float:
+        """``bot_id`` was closed for a flood: how long it is kept out (seconds)."""
+        now = time.monotonic() if now is None else now
+        until, wait = self._until.get(bot_id, (0.0, 0.0))
+        fresh = now - until > BENCH_FORGET_S
+        wait = BENCH_FIRST_S if fresh or wait == 0 else min(BENCH_MAX_S, 2 * wait)
+        self._until[bot_id] = (now + wait, wait)
+        if len(self._until) > 10_000:  # bounded: the oldest (long since free) go first
+            for key, (when, _) in sorted(self._until.items(), key=lambda kv: kv[1][0])[:5000]:
+                if when < now:
+                    del self._until[key]
+        return wait
+
+    def left(self, bot_id: str, now: float | None = None) -> float:
+        """Seconds before ``bot_id`` may connect again (0: now)."""
+        now = time.monotonic() if now is None else now
+        until, _ = self._until.get(bot_id, (0.0, 0.0))
+        return max(0.0, until - now)

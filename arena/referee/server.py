@@ -35,6 +35,7 @@ from arena.referee.connection import MAX_BATCH, BotConnection, as_bytes
 from arena.referee.guard import (
     REFUSE_AFTER_S,
     Admission,
+    Bench,
     ConnectionGuard,
     PeerLimits,
     call_peer,
@@ -111,6 +112,8 @@ class Referee:
         self.connections: dict[str, BotConnection] = {}
         #: bots revoked while this referee runs: their seats forfeit without a grace
         self.revoked: set[str] = set()
+        #: bots cut for flooding, kept out a while (their reconnect loops cost the most)
+        self.bench = Bench()
         self.matches: dict[str, LiveMatch] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._arrivals = asyncio.Condition()
@@ -454,7 +457,9 @@ class BotService(pb_grpc.BotServiceServicer):
             await context.abort(
                 grpc.StatusCode.INVALID_ARGUMENT, "the first message must be Hello with your token"
             )
-        bot = referee.store.bot_by_token(first.hello.token) if first.hello.token else None
+        # off the loop: the store may be slow or busy, and every match runs on this loop
+        token = first.hello.token
+        bot = await asyncio.to_thread(referee.store.bot_by_token, token) if token else None
         if bot is None:
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED,
@@ -462,6 +467,14 @@ class BotService(pb_grpc.BotServiceServicer):
             )
         if bot.revoked:
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"bot {bot.name} is revoked")
+        benched = referee.bench.left(bot.id)
+        if benched > 0:  # cut for flooding a moment ago: no new budget yet, and slowly
+            await asyncio.sleep(REFUSE_AFTER_S)
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"bot {bot.name} was cut for flooding: it may connect again in "
+                f"{benched:.0f} s",
+            )
         connection = BotConnection(
             bot.id,
             bot.name,
@@ -511,6 +524,9 @@ class BotService(pb_grpc.BotServiceServicer):
             for task in (reader, writer, closed):
                 task.cancel()
             self.referee.detach(connection, connection.close_reason or "stream ended")
+        if connection.close_reason.startswith("flood"):
+            wait = self.referee.bench.cut(connection.bot_id)
+            connection.close_reason += f"; reconnect in {wait:.0f} s at the earliest"
         code, details = ending_status(connection.bot_name, connection.close_reason)
         if code is not None:
             context.set_code(code)

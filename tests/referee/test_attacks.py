@@ -407,7 +407,9 @@ def test_the_bots_of_one_address_share_a_budget_of_unsolicited_messages(referee_
     cut = [p for p in heavy if p.status == grpc.StatusCode.RESOURCE_EXHAUSTED]
     assert 3 <= len(cut) <= 5, [(p.status, p.details) for p in heavy]
     for pinger in cut:
-        assert pinger.details == "flood: more than 400 messages/s from the bots of your address"
+        assert pinger.details.startswith(
+            "flood: more than 400 messages/s from the bots of your address; reconnect in "
+        ), pinger.details
     assert calm.status in (grpc.StatusCode.OK, grpc.StatusCode.CANCELLED), calm.details
     assert calm.pongs >= calm.sent - 1, (calm.sent, calm.pongs)
     info = ref.wait_match(match_id)
@@ -440,6 +442,45 @@ def test_a_bot_reconnecting_in_a_loop_is_refused_past_its_address_rate(referee_f
         channel.close()
     assert outcomes[:10] == ["welcome"] * 10, outcomes
     assert "RESOURCE_EXHAUSTED" in outcomes[10:], outcomes
+
+
+def test_a_bot_cut_for_flooding_is_kept_out_a_while_then_let_back(referee_factory):
+    """A bot that floods and reconnects at once gets no new budget: it is refused (after
+    the token is known) for a couple of seconds, the wait doubling at each further cut."""
+    ref = referee_factory()
+    token = ref.register("flood-again").token
+    flood = PacedPinger(ref.address, token, rate=400, seconds=5)
+    try:
+        flood.thread.join(timeout=60)
+    finally:
+        flood.close()
+    assert flood.status == grpc.StatusCode.RESOURCE_EXHAUSTED, (flood.status, flood.details)
+    assert flood.details.endswith("; reconnect in 2 s at the earliest"), flood.details
+    channel = grpc.insecure_channel(ref.address)
+    connect = channel.stream_stream(
+        CONNECT,
+        request_serializer=pb.BotMessage.SerializeToString,
+        response_deserializer=pb.RefereeMessage.FromString,
+    )
+
+    def hello() -> str:
+        call = connect(iter([pb.BotMessage(hello=pb.Hello(token=token))]), timeout=10)
+        try:
+            return next(call).WhichOneof("kind")
+        except grpc.RpcError as exc:
+            return f"{exc.code().name}: {exc.details()}"
+        finally:
+            call.cancel()
+
+    try:
+        refused = hello()
+        assert refused.startswith(
+            "RESOURCE_EXHAUSTED: bot flood-again was cut for flooding: it may connect again in "
+        ), refused
+        time.sleep(2.5)
+        assert hello() == "welcome"
+    finally:
+        channel.close()
 
 
 def test_the_bots_of_one_address_share_a_cap_on_bytes_queued_for_them(referee_factory):
