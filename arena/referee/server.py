@@ -472,8 +472,7 @@ class BotService(pb_grpc.BotServiceServicer):
             await asyncio.sleep(REFUSE_AFTER_S)
             await context.abort(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
-                f"bot {bot.name} was cut for flooding: it may connect again in "
-                f"{benched:.0f} s",
+                f"bot {bot.name} was cut for flooding: it may connect again in {benched:.0f} s",
             )
         connection = BotConnection(
             bot.id,
