@@ -82,6 +82,8 @@ class LiveMatch:
     seed: int
     decision_ms: int
     time_bank_ms: int
+    #: the seed of the public start, shared by the rotations of a tournament's deal
+    deal_seed: int | None = None
     record: MatchRecord = field(init=False)
     state: State | None = None
     status: str = "running"
@@ -114,6 +116,7 @@ class LiveMatch:
             players=[s.label for s in self.seats],
             options=dict(self.options),
             variants=[v.name for v in self.variants],
+            deal_seed=self.deal_seed,
         )
         for seat in self.seats:
             seat.bank_ms = self.time_bank_ms
@@ -123,8 +126,8 @@ class LiveMatch:
     async def play(self) -> None:
         config = self.referee.config
         try:
-            state = self.state = self.game.new_state(
-                len(self.seats), self.seed, self.options, self.variants
+            state = self.state = self.game.start_state(
+                len(self.seats), self.seed, self.options, self.variants, self.deal_seed
             )
             self.record.initial_events = list(state.initial_events)
             self._broadcast(state.initial_events)
