@@ -55,7 +55,8 @@ def block_size(index: int) -> int:
 
 
 def _block(key: bytes, index: int) -> list[float]:
-    """Block ``index`` of the stream keyed by ``key``: doubles in [0, 1)."""
+    """Block ``index`` of the stream keyed by ``key``, as doubles in [1, 2): each draw
+    is one of them less 1.0 (taken away as it is drawn, not for the whole block)."""
     n = block_size(index)
     raw = bytearray(hashlib.shake_256(key + index.to_bytes(8, "little")).digest(8 * n))
     raw[7::8] = bytes((_HIGH,)) * n
@@ -63,20 +64,25 @@ def _block(key: bytes, index: int) -> list[float]:
     doubles = array("d", raw)  # the machine's byte order: the bytes are little-endian
     if sys.byteorder == "big":
         doubles.byteswap()
-    return list(map(operator.sub, doubles, itertools.repeat(1.0, n)))
+    return doubles.tolist()
+
+
+def _draws(values: Iterator[float]) -> Iterator[float]:
+    return map(operator.sub, values, itertools.repeat(1.0))
 
 
 def _blocks(key: bytes, cursor: list[Any]) -> Iterator[Iterator[float]]:
-    """The iterators of the blocks from ``cursor``'s on; ``cursor`` is kept as [block
-    index, its doubles, the iterator over them] (not the generator itself: no cycle)."""
-    yield cursor[2]
+    """The draws of the blocks from ``cursor``'s on; ``cursor`` is kept as [block index,
+    its doubles, the iterator over them] (not the generator itself: no cycle). Each draw
+    takes one double from that iterator, so it tells the position."""
+    yield _draws(cursor[2])
     index = cursor[0]
     while True:
         index += 1
         values = _block(key, index)
         it = iter(values)
         cursor[0], cursor[1], cursor[2] = index, values, it
-        yield it
+        yield _draws(it)
 
 
 class SecureRandom(random.Random):
@@ -127,6 +133,18 @@ class SecureRandom(random.Random):
             bits = (bits << _BITS) | int(draw() * _SCALE)
             have += _BITS
         return bits >> (have - k)
+
+    def shuffle(self, x: list[Any]) -> None:  # type: ignore[override]
+        """Shuffle ``x`` in place: ``random.Random.shuffle`` (the same draws, the same
+        order), with :meth:`_randbelow` inline (a deck is shuffled in every Risk game)."""
+        draw = self.random
+        for i in reversed(range(1, len(x))):
+            n = i + 1
+            shift = _BITS - n.bit_length()
+            j = int(draw() * _SCALE) >> shift
+            while j >= n:
+                j = int(draw() * _SCALE) >> shift
+            x[i], x[j] = x[j], x[i]
 
     def _randbelow(self, n: int) -> int:  # type: ignore[override]
         """An integer in [0, n), uniform: the top bits of a double, until one fits (what

@@ -68,6 +68,10 @@ def test_integer_draws_are_the_random_module_s_and_deterministic():
     a.shuffle(deck_a)
     b.shuffle(deck_b)
     assert deck_a == deck_b != list(range(44)) and sorted(deck_a) == list(range(44))
+    # the inline shuffle is random.Random's own, draw for draw
+    c, deck_c = SecureRandom(5), list(range(44))
+    random.Random.shuffle(c, deck_c)
+    assert deck_c == deck_a and c.getstate() == a.getstate()
     picks = [(a.randrange(6), a.choice("abcdef"), a.randint(1, 3), a.sample(range(9), 3))]
     assert picks == [(b.randrange(6), b.choice("abcdef"), b.randint(1, 3), b.sample(range(9), 3))]
     for k in (0, 1, 31, 52, 53, 64, 100, 1000):
