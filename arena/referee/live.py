@@ -479,6 +479,8 @@ class LiveMatch:
             if replay is not None:
                 info.replay_json = replay
                 info.seed = self.seed  # the replay holds it anyway: never while running
+                if self.deal_seed is not None:
+                    info.deal_seed = self.deal_seed
         return info
 
     def replay_text(self) -> str | None:
