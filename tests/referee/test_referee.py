@@ -106,7 +106,7 @@ def assert_replay_verifies(info: pb.MatchInfo) -> MatchRecord:
 def new_state(rec: MatchRecord) -> State:
     game = REGISTRY.game(rec.game)
     variants = REGISTRY.resolve_variants(rec.game, rec.variants)
-    return game.new_state(rec.num_players, rec.seed, rec.options, variants)
+    return game.start_state(rec.num_players, rec.seed, rec.options, variants, rec.deal_seed)
 
 
 def replay_states(rec: MatchRecord) -> Iterable[tuple[int, int, dict[str, Any], State]]:

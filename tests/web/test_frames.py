@@ -238,7 +238,9 @@ def test_the_risk_tracker_gives_the_deltas_of_whole_views(name):
     record = play(name)
     game = REGISTRY.game("risk")
     variants = REGISTRY.resolve_variants("risk", record.variants)
-    state = game.new_state(record.num_players, record.seed, record.options, variants)
+    state = game.start_state(
+        record.num_players, record.seed, record.options, variants, record.deal_seed
+    )
     tracker = state.spectator_tracker()
     if state.hooks.spectator_view is not None:
         assert tracker is None and state.spectator_tracker(reveal=True) is None
