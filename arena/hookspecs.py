@@ -101,12 +101,18 @@ def risk_setup(state: RiskState, events: list[dict[str, Any]]) -> bool | None:
     ``state.setup_deal``). A variant with its own setup places territories with
     ``state.give``, shuffles the deck (``state.shuffle_deck``), asks for placements with
     ``state.ask`` and calls ``state.finish_setup(events)`` when all armies are placed.
+
+    Who holds which territory is public, and drawn from ``state.deal_rng`` (the deal's
+    seed, shared by the rotations of a tournament's deal); anything private (the deck's
+    order, a secret goal) from ``state.rng``, the match's own secret. ``deal_rng`` is gone
+    once this hook returns.
     """
 
 
 @hookspec
 def risk_after_setup(state: RiskState, events: list[dict[str, Any]]) -> bool:
     """Called once when the initial placement is complete, before the first turn.
+    Chance here is secret: ``state.rng`` (missions are dealt here).
 
     Return True if the variant asked for decisions (``state.ask``) and will call
     ``state.begin_first_turn(events)`` itself when they are done; else False.

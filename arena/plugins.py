@@ -107,6 +107,12 @@ class Registry:
                 if option in names:
                     raise ValueError(f"option {option} belongs to a variant: add --variant {name}")
 
+    def _add_variant(self, variant: Variant) -> None:
+        if variant.name == variant.game:
+            # a replay records the game's rules version under the game's name
+            raise ValueError(f"a variant of {variant.game} cannot be named {variant.name!r}")
+        self._add(self.variants, (variant.game, variant.name), variant, "variant")
+
     def _add(self, table: dict, key: tuple | str, value: object, what: str) -> None:
         if key in table:
             raise ValueError(f"{what} {key!r} registered twice")
@@ -134,9 +140,7 @@ def load_registry(pm: pluggy.PluginManager | None = None) -> Registry:
     pm.hook.arena_register_games(
         register=lambda game: registry._add(registry.games, game.name, game, "game")
     )
-    pm.hook.arena_register_variants(
-        register=lambda v: registry._add(registry.variants, (v.game, v.name), v, "variant")
-    )
+    pm.hook.arena_register_variants(register=registry._add_variant)
     pm.hook.arena_register_bots(
         register=lambda b: registry._add(registry.bots, (b.game, b.name), b, "bot")
     )

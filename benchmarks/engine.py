@@ -8,22 +8,30 @@ run, a textbook engine playing the same blitz policy (benchmarks/reference_risk.
 Stratego: random-vs-random plies/s and games/s per rule set, against a textbook random
 game measured in the same run (benchmarks/reference_stratego.py).
 
+Chance: the blitz bot's 4-player no-cards games/s with the match's secure generator
+(``SecureRandom``) against the generator it replaced, a Mersenne Twister, in the same
+run (the Risk state made with ``random.Random`` instead; everything else the same).
+
     .venv/bin/python benchmarks/engine.py            # the figures in docs/benchmarks.md
     .venv/bin/python benchmarks/engine.py --quick    # a smoke run
+    .venv/bin/python benchmarks/engine.py --game chance   # the generators alone
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
+import random
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import arena.games.risk.state as risk_state
 from arena.engine import play_match
 from arena.engine.replay import dumps
 from arena.plugins import load_registry
@@ -201,13 +209,91 @@ def compare(
     )
 
 
+def mersenne_twister(seed: int, domain: str = "match") -> random.Random:
+    """The generator a Risk state had before ``SecureRandom``: ``random.Random(seed)``
+    (the deal's, which a claim game never draws from, a Mersenne Twister of its own)."""
+    return random.Random(seed) if domain == "match" else random.Random(f"{domain}/{seed}")
+
+
+@contextlib.contextmanager
+def old_generator() -> Iterator[None]:
+    """Risk states made meanwhile draw from a Mersenne Twister, as before."""
+    secure = risk_state.SecureRandom
+    risk_state.SecureRandom = mersenne_twister  # type: ignore[assignment,misc]
+    try:
+        yield
+    finally:
+        risk_state.SecureRandom = secure  # type: ignore[misc]
+
+
+def chance_rate(games: int, record: bool, old: bool) -> tuple[float, float]:
+    """Games/s of :func:`blitz_rate`'s games, with the secure generator or (``old``) the
+    Mersenne Twister, and decisions/s (recorded; 0 in the fast mode, which keeps no
+    steps to count)."""
+    with old_generator() if old else contextlib.nullcontext():
+        decisions = 0
+        start = time.process_time()
+        for seed in range(games):
+            bots = [REGISTRY.bot("risk", "blitz").factory(s, seed * 100 + s) for s in range(4)]
+            decisions += len(play_match(RISK, bots, seed, {"cards": "none"}, record=record).steps)
+        elapsed = time.process_time() - start
+    return games / elapsed, decisions / elapsed
+
+
+def main_chance(quick: bool) -> None:
+    """Blitz, 4 players, no cards: games/s with the secure generator and with the old
+    one, recorded and in the fast mode, in interleaved rounds of the same seeds (CPU
+    time; each the faster of two runs, this machine being a noisy VM). The two
+    generators roll other dice, so the same seeds play other games; 300 of them a round
+    keep their lengths close, and decisions/s (recorded) takes the lengths out."""
+    games = 4 if quick else 300
+    rounds = 1 if quick else 5
+    with old_generator():
+        assert type(RISK.new_state(4, 1).rng) is random.Random, "the old generator is not used"
+    assert type(RISK.new_state(4, 1).rng) is not random.Random
+    print(
+        f"\nchance: blitz, 4 players, no cards, {games} games a round: the secure generator "
+        "against the Mersenne Twister (target: games/s at least 0.95x)"
+    )
+    print(
+        f"{'round':>5} {'mode':>8} {'games/s':>8} {'old':>8} {'ratio':>7} "
+        f"{'decisions/s':>11} {'old':>8} {'ratio':>7}"
+    )
+    ratios: dict[str, list[tuple[float, float]]] = {"recorded": [], "fast": []}
+    for i in range(rounds):
+        for mode, record in (("recorded", True), ("fast", False)):
+            # each measured twice, in the order secure, old, old, secure (a drift of the
+            # machine's speed within the round falls on both alike), the faster kept
+            secure, old = chance_rate(games, record, False), chance_rate(games, record, True)
+            old = max(old, chance_rate(games, record, True))
+            secure = max(secure, chance_rate(games, record, False))
+            per_decision = secure[1] / old[1] if record else float("nan")
+            ratios[mode].append((secure[0] / old[0], per_decision))
+            counts = f"{secure[1]:>11.0f} {old[1]:>8.0f} {per_decision:>6.3f}x" if record else ""
+            print(
+                f"{i + 1:>5} {mode:>8} {secure[0]:>8.1f} {old[0]:>8.1f} "
+                f"{ratios[mode][-1][0]:>6.3f}x {counts}".rstrip(),
+                flush=True,
+            )
+    for mode, pairs in ratios.items():
+        line = f"median ratio to the Mersenne Twister, {mode}: games/s "
+        line += f"{statistics.median(g for g, _ in pairs):.3f}x"
+        if mode == "recorded":
+            line += f", decisions/s {statistics.median(d for _, d in pairs):.3f}x"
+        print(line)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a few games only (smoke run)")
-    parser.add_argument("--game", choices=("risk", "variants", "stratego", "all"), default="all")
+    parser.add_argument(
+        "--game", choices=("risk", "variants", "stratego", "chance", "all"), default="all"
+    )
     args = parser.parse_args()
     if args.game in ("risk", "all"):
         main_risk(args.quick)
+    if args.game in ("chance", "all"):
+        main_chance(args.quick)
     if args.game in ("variants", "all"):
         main_variants(args.quick)
     if args.game in ("stratego", "all"):

@@ -13,7 +13,9 @@
   worker died, whose retry is due, or whose task was lost (``distributed.sweep``).
 
 A match is claimed (a guarded UPDATE with an attempt number, the fencing token) before
-it is played, and the claim is a lease that the worker renews while it plays.
+it is played, and the claim is a lease that the worker renews while it plays. The claim
+also chooses the attempt's seed: after the first, never one whose consequences a bot has
+seen (``arena.engine.seeds.attempt_seed``).
 Transient trouble before playing (a referee unreachable, a bot not connected yet) puts
 the match off on its row with a growing pause, and a sweep sends it again to whichever
 worker is free; a store that is away is waited for, and a played result is kept (in
@@ -199,6 +201,9 @@ def play_match(self: Any, match_id: str, first_try: float | None = None) -> dict
     attempt = _db(lambda: s.claim_match(match_id, worker, settings.lease_s, address or ""))
     if attempt is None:
         return _skipped(match_id, "claimed by another delivery")
+    # the claim chose the attempt's seed (after the first, a fresh one: its bots may have
+    # seen what the last one made); the match is played with that one
+    job = replace(job, seed=_db(lambda: s.match(match_id)).seed)
     with Lease(s, match_id, attempt):
         try:
             outcome = _play(job, address)

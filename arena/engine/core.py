@@ -3,18 +3,23 @@
 A :class:`Game` is the factory (parameters, options, variants); a :class:`State` holds
 one position and its rules (``decision``, ``apply``, ``observation``); a
 :class:`Result` says how the game ended. Rules are pure and synchronous: all chance
-comes from the seeded ``random.Random`` a state is created with, so a game is
-reproducible from its seed and the actions applied to it.
+comes from the seeded generators a state is created with (``SecureRandom``, see
+``arena.engine.chance``), so a game is reproducible from its seeds and the actions
+applied to it.
 """
 
 from __future__ import annotations
 
 import enum
+import functools
+import inspect
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from arena.engine.chance import SecureRandom
 
 #: An action is a JSON-compatible mapping with a "type" key, e.g.
 #: ``{"type": "attack", "from": "Alaska", "to": "Kamchatka", "dice": 3}``.
@@ -59,8 +64,12 @@ def check_kind(action: Action, allowed: Collection[str], where: str) -> str:
 
 
 def copy_random(rng: random.Random) -> random.Random:
-    """An independent generator in the same state as ``rng``."""
-    other = random.Random.__new__(random.Random)  # skips seeding from the OS
+    """An independent generator in the same state as ``rng``: a match's
+    :class:`~arena.engine.chance.SecureRandom`, or any ``random.Random`` (a search bot
+    may give its samples a Mersenne Twister of its own)."""
+    if type(rng) is SecureRandom:
+        return rng.copy()
+    other = type(rng).__new__(type(rng))  # skips seeding from the OS
     other.setstate(rng.getstate())
     return other
 
@@ -68,11 +77,12 @@ def copy_random(rng: random.Random) -> random.Random:
 class ClonedRandom:
     """A state's ``rng`` that its clones share until one of them draws (copy on write).
 
-    Copying a Mersenne Twister's 625 words costs more than copying a Risk board, and a
-    clone made for search often never draws from the original's generator. The state
-    keeps ``_rng`` and ``_rng_shared``; ``share_rng(other)`` in ``clone()`` hands the
-    generator over, and whichever of the two reads ``rng`` first gets a copy of its own.
-    The two slots are this class's, so that a state's own fields stay what they were.
+    A clone made for search often never draws from the original's generator, and a
+    copy costs more than nothing (a ``SecureRandom``'s about a microsecond, a Mersenne
+    Twister's 625 words more than a Risk board). The state keeps ``_rng`` and
+    ``_rng_shared``; ``share_rng(other)`` in ``clone()`` hands the generator over, and
+    whichever of the two reads ``rng`` first gets a copy of its own. The two slots are
+    this class's, so that a state's own fields stay what they were.
     """
 
     __slots__ = ("_rng", "_rng_shared")
@@ -335,6 +345,9 @@ class Game(ABC):
     min_players: int
     max_players: int
     option_specs: tuple[OptionSpec, ...] = field(default=())
+    #: raised whenever a rule of the game itself changes so that a recorded game can go
+    #: differently (its chance, say); replays record it beside the variants' versions
+    rules_version: int = 1
 
     def _specs(self, variants: Sequence[Any]) -> dict[str, OptionSpec]:
         specs = {spec.name: spec for spec in self.option_specs}
@@ -414,5 +427,41 @@ class Game(ABC):
         seed: int,
         options: Mapping[str, str] | None = None,
         variants: Sequence[str] = (),
+        deal_seed: int | None = None,
     ) -> State:
-        """A fresh game. Raises ValueError for a configuration that makes no sense."""
+        """A fresh game. Raises ValueError for a configuration that makes no sense.
+
+        ``seed`` is the match's secret: everything private or still to come (hidden
+        cards, missions, the draw pile, dice, a fallback setup) follows from it.
+        ``deal_seed`` (None: the same as ``seed``) is the seed of the public start
+        only: what every seat sees before the first decision (Risk's territory deal).
+        The rotations of a tournament's deal share it, so that a lucky start is every
+        bot's in turn, while each has a seed of its own; so nothing hidden may follow
+        from it. Draw the two from different streams (``SecureRandom(seed, "match")``
+        and ``SecureRandom(deal_seed, "deal")``), so they share no number even when the
+        seeds are the same. A game that takes no ``deal_seed`` shares nothing: each
+        rotation then starts from a deal of its own (see :meth:`start_state`).
+        """
+
+    def start_state(
+        self,
+        num_players: int,
+        seed: int,
+        options: Mapping[str, str] | None = None,
+        variants: Sequence[Any] = (),
+        deal_seed: int | None = None,
+    ) -> State:
+        """:meth:`new_state`, with ``deal_seed`` if this game takes one: what the match
+        runners call, so that a game written before deal seeds existed still plays (its
+        rotations then share no deal, and no secret)."""
+        if deal_seed is not None and _takes_deal_seed(type(self)):
+            return self.new_state(num_players, seed, options, variants, deal_seed=deal_seed)
+        return self.new_state(num_players, seed, options, variants)
+
+
+@functools.cache
+def _takes_deal_seed(game: type[Game]) -> bool:
+    parameters = inspect.signature(game.new_state).parameters
+    return "deal_seed" in parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
+    )

@@ -186,11 +186,13 @@ class SeatConduct:
     forfeit: str = ""
 
 
-def rules_versions(variants: Sequence[Any]) -> dict[str, int]:
-    """What a replay records of the rules of ``variants`` (Variant objects): the version
-    of each one whose rules changed since the first (replays made before rules had
-    versions carry none: version 1)."""
-    return {v.name: v.rules_version for v in variants if v.rules_version != 1}
+def rules_versions(variants: Sequence[Any], game: Game | None = None) -> dict[str, int]:
+    """What a replay records of the rules of ``game`` and ``variants`` (Variant objects):
+    the version of each one whose rules changed since the first, the game's under its
+    own name (replays made before rules had versions carry none: version 1)."""
+    versions = {game.name: game.rules_version} if game is not None else {}
+    versions.update({v.name: v.rules_version for v in variants})
+    return {name: version for name, version in versions.items() if version != 1}
 
 
 @dataclass
@@ -199,6 +201,7 @@ class MatchRecord:
 
     game: str
     num_players: int
+    #: the match's secret seed: everything private or still to come
     seed: int
     players: list[str]
     options: dict[str, str] = field(default_factory=dict)
@@ -210,6 +213,9 @@ class MatchRecord:
     #: one entry per decision: [seat, action, events it caused]
     steps: list[list[Any]] = field(default_factory=list)
     result: Result | None = None
+    #: the seed of the public start, shared by the rotations of a tournament's deal
+    #: (``Game.new_state``); None: the same as ``seed``
+    deal_seed: int | None = None
     #: the state at the end (not part of the replay; for printing the final position)
     final_state: State | None = field(default=None, repr=False, compare=False)
     #: per seat, how a refereed player behaved (empty when none was refereed)
@@ -231,14 +237,16 @@ def play_match(
     variants: Sequence[Any] = (),
     names: Sequence[str] | None = None,
     record: bool = True,
+    deal_seed: int | None = None,
 ) -> MatchRecord:
     """Play one whole match between in-process players and return its record.
 
     ``variants`` are :class:`~arena.plugins.Variant` objects. With ``record=False`` only
     the result and the final state are kept, and the actions are applied with
     ``State.simulate`` (no events): the same game, faster, for benchmarks and search.
+    ``deal_seed``: the seed of the public start (``Game.new_state``).
     """
-    state: State = game.new_state(len(players), seed, options, variants)
+    state: State = game.start_state(len(players), seed, options, variants, deal_seed)
     rec = MatchRecord(
         game=game.name,
         num_players=len(players),
@@ -246,8 +254,9 @@ def play_match(
         players=list(names) if names is not None else [type(p).__name__ for p in players],
         options=dict(options or {}),
         variants=[v.name for v in variants],
-        rules=rules_versions(variants),
+        rules=rules_versions(variants, game),
         initial_events=list(state.initial_events),
+        deal_seed=deal_seed,
     )
     if any(getattr(player, "refereed", False) for player in players):
         return _play_refereed(game, state, players, rec, record)

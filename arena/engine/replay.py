@@ -1,9 +1,9 @@
 """Replays: a match's seed, configuration, decisions and events, as JSON.
 
 The format is described in ``docs/replay-format.md``. A file whose name ends in
-``.gz`` is gzip-compressed. :func:`verify` re-simulates a replay from its seed and
+``.gz`` is gzip-compressed. :func:`verify` re-simulates a replay from its seeds and
 decisions and stops at the first event that differs; when the replay was made under
-another version of a variant's rules, the difference says so first.
+another version of the game's or a variant's rules, the difference says so first.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ def to_json(rec: MatchRecord) -> dict[str, Any]:
         "game": rec.game,
         "num_players": rec.num_players,
         "seed": rec.seed,
+        **({} if rec.deal_seed is None else {"deal_seed": rec.deal_seed}),
         "players": rec.players,
         "options": rec.options,
         "variants": rec.variants,
@@ -51,16 +52,20 @@ def to_json(rec: MatchRecord) -> dict[str, Any]:
 
 
 @functools.cache
-def _installed_variants() -> dict[tuple[str, str], Any]:
+def _installed() -> Any:
     from arena.plugins import load_registry
 
-    return load_registry().variants
+    return load_registry()
 
 
 def _installed_rules(game: str, names: Sequence[str]) -> dict[str, int]:
-    """The rules versions of this arena's variants ``names`` (a record made without them)."""
-    installed = _installed_variants()
-    return rules_versions([installed[(game, n)] for n in names if (game, n) in installed])
+    """The rules versions of this arena's ``game`` and its variants ``names`` (a record
+    made without them)."""
+    registry = _installed()
+    variants = registry.variants
+    return rules_versions(
+        [variants[(game, n)] for n in names if (game, n) in variants], registry.games.get(game)
+    )
 
 
 def _rules(data: dict[str, Any]) -> dict[str, int]:
@@ -69,9 +74,17 @@ def _rules(data: dict[str, Any]) -> dict[str, int]:
         isinstance(k, str) and type(v) is int for k, v in rules.items()
     ):
         raise ValueError(
-            f"replay field 'rules' must map variant names to rules versions, got {rules!r}"
+            "replay field 'rules' must map the game's and variants' names to rules "
+            f"versions, got {rules!r}"
         )
     return rules
+
+
+def _deal_seed(data: dict[str, Any]) -> int | None:
+    deal_seed = data.get("deal_seed")
+    if deal_seed is not None and (isinstance(deal_seed, bool) or not isinstance(deal_seed, int)):
+        raise ValueError(f"replay field 'deal_seed' must be an integer, got {deal_seed!r}")
+    return deal_seed
 
 
 def from_json(data: dict[str, Any]) -> MatchRecord:
@@ -93,6 +106,7 @@ def from_json(data: dict[str, Any]) -> MatchRecord:
             initial_events=data.get("initial_events", []),
             steps=data["steps"],
             result=Result.from_json(data["result"]) if data.get("result") else None,
+            deal_seed=_deal_seed(data),
         )
     except KeyError as exc:
         raise ValueError(f"replay is missing the field {exc}") from None
@@ -144,16 +158,17 @@ def _first_difference(expected: list[Any], got: list[Any]) -> str:
     return "no difference"
 
 
-def rules_changes(rec: MatchRecord, variants: Sequence[Any]) -> list[str]:
-    """How the rules ``rec`` was recorded under differ from those of ``variants``."""
-    recorded = rec.rules if rec.rules is not None else rules_versions(variants)
+def rules_changes(rec: MatchRecord, variants: Sequence[Any], game: Any = None) -> list[str]:
+    """How the rules ``rec`` was recorded under differ from those of ``game`` (its own
+    rules, recorded under its name) and ``variants``."""
+    recorded = rec.rules if rec.rules is not None else rules_versions(variants, game)
     changes = []
-    for v in variants:
-        then = recorded.get(v.name, 1)
-        if then != v.rules_version:
+    for ruled in ([game] if game is not None else []) + list(variants):
+        then = recorded.get(ruled.name, 1)
+        if then != ruled.rules_version:
             changes.append(
-                f"the replay was recorded under version {then} of the {v.name} rules and "
-                f"this arena plays version {v.rules_version}"
+                f"the replay was recorded under version {then} of the {ruled.name} rules "
+                f"and this arena plays version {ruled.rules_version}"
             )
     return changes
 
@@ -172,7 +187,7 @@ def verify(rec: MatchRecord, registry: Any = None) -> int:
     try:
         return _resimulate(rec, game, variants)
     except ReplayMismatch as exc:
-        changes = rules_changes(rec, variants)
+        changes = rules_changes(rec, variants, game)
         if not changes:
             raise
         raise ReplayMismatch(
@@ -183,7 +198,7 @@ def verify(rec: MatchRecord, registry: Any = None) -> int:
 
 
 def _resimulate(rec: MatchRecord, game: Any, variants: Sequence[Any]) -> int:
-    state = game.new_state(rec.num_players, rec.seed, rec.options, variants)
+    state = game.start_state(rec.num_players, rec.seed, rec.options, variants, rec.deal_seed)
     initial = _normal(state.initial_events)
     if initial != rec.initial_events:
         raise ReplayMismatch(-1, "setup: " + _first_difference(rec.initial_events, initial))

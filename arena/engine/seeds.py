@@ -1,8 +1,9 @@
 """Secret seeds, and what is derived from them.
 
-Every secret of a match (the deal, the missions, the draw pile, every future die, a house
-bot's choices such as its Stratego setup) follows from the match's seed and the public
-actions. So a seed nobody chose is drawn from the operating system's secure random source
+Every secret of a match (the missions, the draw pile, every future die, a house bot's
+choices such as its Stratego setup) follows from the match's seed and the public actions
+(its public start may come from a deal seed shared with other matches: ``Game.new_state``).
+So a seed nobody chose is drawn from the operating system's secure random source
 (:func:`fresh_seed`), never a default such as 0; and whatever is derived from a secret seed
 (a tournament's match seeds, a house bot's own seed) is derived with a keyed hash,
 HMAC-SHA256 keyed by the secret (:func:`derive_seed`): knowing one derived value (the seed
@@ -70,3 +71,16 @@ def house_bot_seed(match_seed: int, seat: int) -> int:
     same wherever the match is played (the referee, a worker process, ``arena play``), so
     a match of house bots replays exactly from its seed."""
     return derive_seed(match_seed, "house-bot", seat)
+
+
+def attempt_seed(previous: int, attempt: int) -> int:
+    """The seed of a match's ``attempt``-th play (2, 3, ...), from the seed it played with
+    the time before: a match played again after an abort (a referee killed, a worker
+    lost) never reuses a seed whose consequences a bot has seen (its deal, its cards,
+    the dice so far: replaying them would let a losing bot abort and play on knowing
+    them). Keyed by the previous seed, so it is as secret as that one, and the organiser
+    follows the chain from the schedule's seed (attempt 1). The store chooses it, in the
+    transaction that counts the attempt (``Store.start_match``, ``Store.claim_match``)."""
+    if attempt < 2:
+        raise ValueError(f"attempt {attempt}: the first attempt plays the match's own seed")
+    return derive_seed(previous, "attempt", attempt)

@@ -93,6 +93,8 @@ class LiveMatch:
     seed: int
     decision_ms: int
     time_bank_ms: int
+    #: the seed of the public start, shared by the rotations of a tournament's deal
+    deal_seed: int | None = None
     record: MatchRecord = field(init=False)
     state: State | None = None
     status: str = "running"
@@ -120,6 +122,7 @@ class LiveMatch:
             players=[s.label for s in self.seats],
             options=dict(self.options),
             variants=[v.name for v in self.variants],
+            deal_seed=self.deal_seed,
         )
         for seat in self.seats:
             seat.bank_ms = self.time_bank_ms
@@ -129,8 +132,8 @@ class LiveMatch:
     async def play(self) -> None:
         config = self.referee.config
         try:
-            state = self.state = self.game.new_state(
-                len(self.seats), self.seed, self.options, self.variants
+            state = self.state = self.game.start_state(
+                len(self.seats), self.seed, self.options, self.variants, self.deal_seed
             )
             self.record.initial_events = list(state.initial_events)
             self._broadcast(state.initial_events)
@@ -453,6 +456,8 @@ class LiveMatch:
             if replay is not None:
                 info.replay_json = replay
                 info.seed = self.seed  # the replay holds it anyway: never while running
+                if self.deal_seed is not None:
+                    info.deal_seed = self.deal_seed
         return info
 
     def replay_text(self) -> str | None:

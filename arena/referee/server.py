@@ -233,15 +233,12 @@ class Referee:
             return self.matches[match_id]  # idempotent by match id
         # no seed given: a secret one (0 would let any bot replay the match offline)
         seed = request.seed if request.HasField("seed") else fresh_seed()
-        seats = []
-        bot_ids = []
-        for index, name in enumerate(request.players):
+        deal_seed = request.deal_seed if request.HasField("deal_seed") else None
+        rows = []
+        for name in request.players:
             if name.startswith(HOUSE_PREFIX):
                 spec = registry.bot(request.game, name[len(HOUSE_PREFIX) :])
-                row = self.store.house_bot(spec.name)
-                seats.append(
-                    Seat(label=row.label, house=spec.factory(index, house_bot_seed(seed, index)))
-                )
+                rows.append((self.store.house_bot(spec.name), spec))
             else:
                 row = self.store.find_bot(name) if "@" in name else self.store.latest_bot(name)
                 if row is None or row.kind != "remote" or row.revoked:
@@ -249,20 +246,28 @@ class Referee:
                         f"no registered bot named {name!r} (house bots: {HOUSE_PREFIX}NAME)"
                     )
                 row.check_plays(game.name)
-                seats.append(Seat(label=row.label, bot_id=row.id))
-            bot_ids.append(row.id)
-        game.check_players(len(seats))
-        if not self.store.start_match(
+                rows.append((row, None))
+        started = self.store.start_match(
             match_id,
             game.name,
-            [s.label for s in seats],
-            bot_ids,
+            [row.label for row, _ in rows],
+            [row.id for row, _ in rows],
             [v.name for v in variants],
             options,
             seed,
             referee=self.address,
-        ):
+            deal_seed=deal_seed,
+        )
+        if started is None:
             raise AlreadyFinished(match_id)
+        # the store's word: a match played before (aborted) plays a fresh seed
+        seed, deal_seed = started.seed, started.deal_seed
+        seats = [
+            Seat(label=row.label, bot_id=row.id)
+            if spec is None
+            else Seat(label=row.label, house=spec.factory(index, house_bot_seed(seed, index)))
+            for index, (row, spec) in enumerate(rows)
+        ]
         match = LiveMatch(
             referee=self,
             match_id=match_id,
@@ -273,6 +278,7 @@ class Referee:
             seed=seed,
             decision_ms=request.decision_ms or self.config.decision_ms,
             time_bank_ms=request.time_bank_ms or self.config.time_bank_ms,
+            deal_seed=deal_seed,
         )
         self.matches[match_id] = match
         task = asyncio.create_task(match.play(), name=f"match-{match_id}")
@@ -599,8 +605,10 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
 
     def _replay_visible(self, match_id: str, context: grpc.aio.ServicerContext) -> bool:
         """A tournament's replays (and seeds) stay with the organiser until the whole
-        tournament has ended: its duplicate seeds replay one deal in several matches, so
-        the replay of one would tell a bot the cards or the dice of the next."""
+        tournament has ended. Each match's secrets are its own (the rotations of a deal
+        share only the public start), but a replay is every move of a rotation that
+        another rotation of the same deal still plays from the same board: whoever sees
+        how one seat's bot met that start plays the next with hindsight."""
         if self._is_organiser(context):
             return True
         row = self.referee.store.match(match_id)
@@ -719,7 +727,7 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             if row is None:
                 await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id}")
             info = stored_info(self.referee.store, row)
-        hides = info.replay_json or info.HasField("seed")
+        hides = info.replay_json or info.HasField("seed") or info.HasField("deal_seed")
         if hides and not self._replay_visible(request.match_id, context):
             hide_replay(info)
         return info
@@ -1020,6 +1028,7 @@ def stored_info(store: Store, row: MatchRow) -> pb.MatchInfo:
         players=row.players,
         replay_json=(store.replay(row.id) or "") if finished else "",
         seed=row.seed if finished else None,
+        deal_seed=row.deal_seed if finished else None,
     )
     if row.result:
         info.result.CopyFrom(

@@ -184,6 +184,7 @@ class Spectators:
 
 
 def hide_replay(info: pb.MatchInfo) -> None:
-    """Take out what tells a match's secrets: its replay and its seed."""
+    """Take out what tells a match's secrets: its replay and its seeds."""
     info.replay_json = ""
     info.ClearField("seed")
+    info.ClearField("deal_seed")

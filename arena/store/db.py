@@ -38,6 +38,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from arena.engine.seeds import attempt_seed
 from arena.store import migrate
 from arena.store.models import (
     BotRow,
@@ -201,6 +202,17 @@ class NewMatch:
     group: int
     seed: int
     bot_ids: list[str]
+    deal_seed: int | None = None
+
+
+@dataclass(frozen=True)
+class Started:
+    """An attempt at a match that has begun (:meth:`Store.start_match`): its number and
+    the seeds it plays with."""
+
+    attempt: int
+    seed: int
+    deal_seed: int | None = None
 
 
 @dataclass
@@ -398,12 +410,19 @@ class Store:
         options: dict[str, str] | None = None,
         seed: int | None = None,
         referee: str = "",
-    ) -> bool:
+        deal_seed: int | None = None,
+    ) -> Started | None:
         """Mark a match running (one more attempt), creating it if it is new (a match
-        outside any tournament). False if it has finished already: nothing to play.
-        ``seed``: the seed it is played with (needed for a new match; given again, it
-        replaces the stored one). ``referee``: the address of the referee playing it
-        (empty: in-process)."""
+        outside any tournament); the attempt and the seeds to play it with. None if it
+        has finished already: nothing to play.
+
+        ``seed``: the seed it is played with (needed for a new match; given for a first
+        attempt, it replaces the stored one; ``deal_seed`` likewise). An attempt after
+        the first never plays a seed given or stored: its bots (or another's) may have
+        seen what that one made. It plays :func:`~arena.engine.seeds.attempt_seed` of the
+        stored seed, which becomes the stored one (the replay's), chosen here with the
+        attempt's number in one transaction. ``referee``: the address of the referee
+        playing it (empty: in-process)."""
         with self.session() as s, s.begin():
             row = s.get(MatchRow, match_id, with_for_update=True)
             if row is None:
@@ -418,6 +437,7 @@ class Store:
                         variant_key=variant_key(list(variants)),
                         options=dict(options or {}),
                         seed=seed,
+                        deal_seed=deal_seed,
                         status="running",
                         players=list(players),
                         attempts=1,
@@ -431,22 +451,28 @@ class Store:
                 s.flush()
                 for seat, bot_id in enumerate(bot_ids or ()):
                     s.add(SeatRow(match_id=match_id, seat=seat, bot_id=bot_id))
-                return True
+                return Started(1, seed, deal_seed)
             if row.status in FINAL:
-                return False
+                return None
             if row.status == "running" and row.lease_until is not None:
-                # a Celery worker claimed it (and counted the attempt): the referee it
-                # chose only says that it plays it
+                # a Celery worker claimed it (counted the attempt, chose its seed): the
+                # referee it chose only says that it plays it
                 row.referee = referee
-                return True
+                return Started(row.attempts, row.seed, row.deal_seed)
             row.status = "running"
             row.attempts += 1
             row.started = now()
             row.error = None
             row.referee = referee
-            if seed is not None:  # the store tells the seed that is played, always
-                row.seed = seed
-            return True
+            # the store tells the seed that is played, always
+            if row.attempts > 1:
+                row.seed = attempt_seed(row.seed, row.attempts)
+            else:
+                if seed is not None:
+                    row.seed = seed
+                if deal_seed is not None:
+                    row.deal_seed = deal_seed
+            return Started(row.attempts, row.seed, row.deal_seed)
 
     def record_result(self, outcome: Outcome, attempt: int | None = None) -> bool:
         """Write a match's result once. True if this call wrote it; False if the match
@@ -537,7 +563,9 @@ class Store:
         failed; a retry only once it is due) to running, with one more attempt, the
         worker's name, the referee chosen (empty: in-process) and a lease of ``lease_s``.
         The attempt number is the claim's fencing token; None if the match is running
-        elsewhere, finished, or not due."""
+        elsewhere, finished, or not due. An attempt after the first gets its new seed
+        here, in the same transaction (:func:`~arena.engine.seeds.attempt_seed`; read it
+        from the match's row)."""
         moment = now()
         with self.session() as s, s.begin():
             claimed = s.execute(
@@ -557,10 +585,20 @@ class Store:
                     error=None,
                     referee=referee,
                 )
-                .returning(MatchRow.attempts),
+                .returning(MatchRow.attempts, MatchRow.seed),
                 execution_options=_NO_SYNC,
-            ).scalar_one_or_none()
-            return claimed
+            ).one_or_none()
+            if claimed is None:
+                return None
+            attempt, seed = claimed
+            if attempt > 1:  # played before: never the seed its bots have seen
+                s.execute(
+                    update(MatchRow)
+                    .where(MatchRow.id == match_id, MatchRow.attempts == attempt)
+                    .values(seed=attempt_seed(seed, attempt)),
+                    execution_options=_NO_SYNC,
+                )
+            return int(attempt)
 
     def renew_lease(self, match_id: str, attempt: int, lease_s: float) -> bool:
         """Extend the lease of a claim that is still this worker's; False if it is not."""
@@ -766,6 +804,7 @@ class Store:
                         variant_key=variant_key(tournament.variants),
                         options=dict(tournament.options),
                         seed=m.seed,
+                        deal_seed=m.deal_seed,
                         status="pending",
                         players=[labels[b] for b in m.bot_ids],
                         attempts=0,

@@ -152,8 +152,13 @@ class MatchRow(Base):
     #: the variant set as leaderboards group it (:func:`variant_key`)
     variant_key: Mapped[str] = mapped_column(String(200), default="")
     options: Mapped[dict[str, str]] = mapped_column(JSON, default=dict)
-    #: every secret of the match follows from it: see arena/engine/seeds.py
+    #: every secret of the match follows from it: see arena/engine/seeds.py; the seed
+    #: of the attempt playing (or last played): each attempt after the first has a new
+    #: one (``attempt_seed``), so it is the replay's once the match has finished
     seed: Mapped[int] = mapped_column(BigInteger)
+    #: the seed of the public start (Risk's deal), shared by the rotations of a
+    #: tournament's deal and kept by every attempt; None: it comes from ``seed``
+    deal_seed: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     #: pending, running, finished, aborted (not played to the end: played again)
     status: Mapped[str] = mapped_column(String(16), index=True)
     #: seat labels (``name@version`` or ``house:NAME@1``), by seat

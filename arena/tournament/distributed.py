@@ -274,7 +274,7 @@ class CeleryExecutor(Executor):
         jobs: Iterable[MatchJob],
         on_outcome: Callable[[MatchJob, Outcome], None],
         stop: threading.Event | None = None,
-        on_start: Callable[[MatchJob], None] | None = None,
+        on_start: Callable[[MatchJob], MatchJob | None] | None = None,
     ) -> None:
         # Every job is sent at once: the workers pull at their own pace (prefetch 1),
         # so the queue, not this process, spreads the matches.

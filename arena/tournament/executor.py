@@ -60,10 +60,15 @@ class MatchJob:
     game: str
     variants: tuple[str, ...]
     options: dict[str, str]
+    #: the seed of the attempt (in-process: as the store chose it when it began; a
+    #: referee asks its store again, which chooses a new one for an attempt after the
+    #: first: see ``Store.start_match``)
     seed: int
     seats: tuple[SeatSpec, ...]
     decision_ms: int = 0
     time_bank_ms: int = 0
+    #: the seed of the public start, shared by the rotations of a deal (None: none)
+    deal_seed: int | None = None
 
     @property
     def remote(self) -> bool:
@@ -96,6 +101,7 @@ def play_local(job: MatchJob) -> Outcome:
             job.options,
             variants,
             names=[seat.label for seat in job.seats],
+            deal_seed=job.deal_seed,
         )
     except Exception as exc:
         # in-process play is deterministic (seeded bots, seeded game): playing it again
@@ -179,6 +185,7 @@ class RefereeClient:
             options=job.options,
             players=[seat.player for seat in job.seats],
             seed=job.seed,
+            deal_seed=job.deal_seed,
             match_id=job.match_id,
             wait=True,
             decision_ms=job.decision_ms,
@@ -234,13 +241,15 @@ class Executor(ABC):
         jobs: Iterable[MatchJob],
         on_outcome: Callable[[MatchJob, Outcome], None],
         stop: threading.Event | None = None,
-        on_start: Callable[[MatchJob], None] | None = None,
+        on_start: Callable[[MatchJob], MatchJob | None] | None = None,
     ) -> None:
         """Play every job (a job may be retried by the caller by running it again).
 
         ``on_start(job)`` is called, in the calling thread, as a job is handed to a
-        worker. Returns when every job has an outcome, or soon after ``stop`` is set
-        (jobs not started then are left alone: they have no outcome)."""
+        worker; a job it returns is played (and reported) instead: the runner gives an
+        attempt the seed the store chose for it. Returns when every job has an outcome,
+        or soon after ``stop`` is set (jobs not started then are left alone: they have no
+        outcome)."""
 
     def close(self) -> None:  # noqa: B027 - optional
         """Release processes and connections."""
@@ -300,7 +309,7 @@ class LocalExecutor(Executor):
         jobs: Iterable[MatchJob],
         on_outcome: Callable[[MatchJob, Outcome], None],
         stop: threading.Event | None = None,
-        on_start: Callable[[MatchJob], None] | None = None,
+        on_start: Callable[[MatchJob], MatchJob | None] | None = None,
     ) -> None:
         queue = iter(jobs)
         # a bounded window of jobs in flight: memory stays flat for any schedule size,
@@ -314,7 +323,7 @@ class LocalExecutor(Executor):
                 if job is None:
                     return
                 if on_start is not None:
-                    on_start(job)
+                    job = on_start(job) or job
                 running[self._submit(job)] = job
 
         fill()

@@ -6,7 +6,10 @@ writes the tournament with every match (``pending``) in one transaction.
 was stopped (Ctrl-C, a crash, a lost worker) and is resumed. Finished matches are
 never played again and a result is written once (the store is idempotent by match
 id), so resuming neither replays nor double-counts a match. A match stopped half-way
-is played again from its start, with the same seed.
+is played again from its start, with a fresh seed (its deal seed stays): whoever begins
+an attempt asks the store, which counts it and, from the second on, chooses its seed
+(:meth:`Store.start_match`, :meth:`Store.claim_match`,
+:func:`arena.engine.seeds.attempt_seed`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from arena.engine.seeds import check_seed, fresh_seed
 from arena.plugins import Registry, Variant, load_registry
@@ -202,6 +205,7 @@ def create_tournament(
             group=m.group,
             seed=m.seed,
             bot_ids=[by_label[label].id for label in m.players],
+            deal_seed=m.deal_seed,
         )
         for m in schedule
     ]
@@ -230,9 +234,22 @@ def jobs(store: Store, tournament: TournamentRow, matches: Sequence[MatchRow]) -
                 seats=tuple(specs),
                 decision_ms=tournament.decision_ms,
                 time_bank_ms=tournament.time_bank_ms,
+                deal_seed=match.deal_seed,
             )
         )
     return out
+
+
+def start_attempt(store: Store, job: MatchJob, in_play: set[str] | None = None) -> MatchJob:
+    """Begin an in-process attempt at ``job``'s match: the store counts it and tells its
+    seeds (an attempt after the first plays a fresh seed, never one whose consequences a
+    bot has seen); the job to play. ``in_play`` collects the match ids begun."""
+    started = store.start_match(job.match_id, job.game, [s.label for s in job.seats])
+    if in_play is not None:
+        in_play.add(job.match_id)
+    if started is None:  # finished meanwhile (another writer): the same job, its write a no-op
+        return job
+    return replace(job, seed=started.seed, deal_seed=started.deal_seed)
 
 
 @dataclass
@@ -314,13 +331,13 @@ def run_tournament(
     counted: set[str] = set()  # matches this run has counted as finished
     in_play: set[str] = set()  # in-process matches started by this run, without outcome
 
-    def on_start(job: MatchJob) -> None:
-        # a referee marks the matches it plays itself (attempts, running) and writes
-        # their results to its store, even after this run is gone; in-process matches
-        # are marked here
-        if not job.remote:
-            store.start_match(job.match_id, job.game, [s.label for s in job.seats])
-            in_play.add(job.match_id)
+    def on_start(job: MatchJob) -> MatchJob | None:
+        # a referee marks the matches it plays itself (attempts, running, their seeds)
+        # and writes their results to its store, even after this run is gone;
+        # in-process matches are marked here
+        if job.remote:
+            return None
+        return start_attempt(store, job, in_play)
 
     def on_outcome(job: MatchJob, outcome: Outcome) -> None:
         if job.match_id in counted:

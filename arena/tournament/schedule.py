@@ -9,21 +9,25 @@ the match keys already played. Three ideas keep it fair:
   balanced design in which every pair of bots shares a group equally often, give or take one.
 * **Seat rotation.** A group plays its bots in cyclic shifts of one base order, so the seats
   go round like the rows of a Latin square: ``k`` games put every bot in every seat once.
-* **Duplicate seeds.** The ``k`` rotations of one *deal* replay the same seed, so whatever
-  the dice or the shuffle favour (a strong start, a lucky seat) every bot of the group gets
-  in turn. For two seats this is the double round robin with colours swapped.
+* **Duplicate deals.** The ``k`` rotations of one *deal* share its deal seed, which makes
+  the public start (Risk's territory deal), so whatever that start favours (a strong
+  position, a lucky seat) every bot of the group gets in turn. For two seats this is the
+  double round robin with colours swapped. Everything hidden or still to come (missions,
+  the cards, the dice) comes from each match's own seed: a bot that sits in every seat of
+  a deal learns nothing in one rotation about the secrets of another.
 
 Only the seeds and the match keys depend on the tournament seed; the groups and the seat
 orders come from a fixed seed, so a different tournament seed replays the same pairings
 with other dice.
 
 **Secret seeds.** No tournament seed given: a fresh secret one (63 bits from the operating
-system). A deal's seed is an HMAC of the deal's place in the schedule keyed by the
-tournament seed (:func:`arena.engine.seeds.derive_seed`), not a step of a sequence: the seed
-of a deal that has been played and revealed tells nothing about the tournament seed or about
-the seeds of other deals. The rotations of one deal share its seed, though, so a match's
-seed (its replay) stays with the organiser until the whole tournament has ended. The match
-keys (part of the match ids bots see) carry a keyed hash too, never the seeds themselves.
+system). A deal's seed and each match's seed are HMACs of their place in the schedule
+keyed by the tournament seed (:func:`arena.engine.seeds.derive_seed`), not steps of a
+sequence: a seed that has been played and revealed tells nothing about the tournament seed
+or about the other seeds. A revealed replay shows its deal seed, which the deal's other
+rotations share (their start, public anyway), so replays and seeds still stay with the
+organiser until the whole tournament has ended. The match keys (part of the match ids bots
+see) carry a keyed hash too, never the seeds themselves.
 """
 
 from __future__ import annotations
@@ -63,13 +67,15 @@ class ScheduledMatch:
     match_key: str
     #: bot names in seat order
     players: tuple[str, ...]
-    #: the match's dice / shuffle seed, shared by the rotations of one deal
+    #: the match's own secret seed: its missions, cards, dice (``Game.new_state``)
     seed: int
     #: the deal: round ``r`` holds deal ``r`` of every group, so a tournament stopped
     #: between rounds has played as many games of every group
     round: int
     #: index of the group (the set of bots) in the schedule, to gather its results
     group: int
+    #: the seed of the public start, shared by the rotations of one deal
+    deal_seed: int = 0
 
 
 def round_robin(
@@ -98,12 +104,13 @@ def round_robin(
       for a larger ``max_groups``.
 
     Each group plays ``games_per_pairing`` games: ``ceil(games / k)`` deals, each a fresh
-    seed played in the ``k`` cyclic rotations of the group's base order (the last deal in
-    only ``games % k`` of them). With ``games_per_pairing`` a multiple of ``k`` every bot
-    sits in every seat equally often. Otherwise the base orders come from an equitable edge
-    colouring (see :func:`_seat_orders`), which puts every bot in every seat equally often
-    within one over the whole schedule whenever ``min(games % k, k - games % k)`` divides
-    ``k`` (every case up to six seats but five seats with ``games % 5`` in 2, 3); in the
+    deal seed played in the ``k`` cyclic rotations of the group's base order (the last deal
+    in only ``games % k`` of them), each rotation with a seed of its own. With
+    ``games_per_pairing`` a multiple of ``k`` every bot sits in every seat equally often.
+    Otherwise the base orders come from an equitable edge colouring (see
+    :func:`_seat_orders`), which puts every bot in every seat equally often within one
+    over the whole schedule whenever ``min(games % k, k - games % k)`` divides ``k``
+    (every case up to six seats but five seats with ``games % 5`` in 2, 3); in the
     remaining cases a local search aims for the same and returns the most even it found.
 
     The schedule depends on the set of names, not their order. Matches come in round
@@ -136,7 +143,7 @@ def gauntlet(
     The other ``seats - 1`` places of each group come from the field by the same design as
     :func:`round_robin` (every combination when affordable, else a balanced design), so
     every field bot meets the challenger equally often, and pairs of field bots meet equally
-    often or within one. Seat rotation and duplicate seeds are those of :func:`round_robin`.
+    often or within one. Seat rotation and duplicate deals are those of :func:`round_robin`.
     """
     if not isinstance(challenger, str) or not challenger:
         raise ValueError(f"the challenger must be a non-empty name, got {challenger!r}")
@@ -249,20 +256,22 @@ def _matches(
                 players = tuple(order[shift:] + order[:shift])
                 # bots see match ids: the tag is keyed too, so it helps no one guess
                 tag = keyed_digest(seed, [kind, players, deal_seed]).hex()[:10]
+                own = _unique_seed(seed, [kind, k, members, repeat, deal, "match", shift], used)
                 out.append(
                     ScheduledMatch(
                         match_key=f"g{index}-d{deal}-r{shift}-{tag}",
                         players=players,
-                        seed=deal_seed,
+                        seed=own,
                         round=deal,
                         group=index,
+                        deal_seed=deal_seed,
                     )
                 )
     return out
 
 
 def _unique_seed(secret: int, parts: list[object], used: set[int]) -> int:
-    """A seed for one deal, distinct from every other deal's in the schedule."""
+    """A seed for one deal or match, distinct from every other seed of the schedule."""
     salt = 0
     while True:
         value = derive_seed(secret, *parts, salt)

@@ -517,7 +517,7 @@ class RevokeBotResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class RunMatchRequest(_message.Message):
-    __slots__ = ("game", "variants", "options", "players", "seed", "match_id", "wait", "decision_ms", "time_bank_ms")
+    __slots__ = ("game", "variants", "options", "players", "seed", "match_id", "wait", "decision_ms", "time_bank_ms", "deal_seed")
     class OptionsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -534,6 +534,7 @@ class RunMatchRequest(_message.Message):
     WAIT_FIELD_NUMBER: _ClassVar[int]
     DECISION_MS_FIELD_NUMBER: _ClassVar[int]
     TIME_BANK_MS_FIELD_NUMBER: _ClassVar[int]
+    DEAL_SEED_FIELD_NUMBER: _ClassVar[int]
     game: str
     variants: _containers.RepeatedScalarFieldContainer[str]
     options: _containers.ScalarMap[str, str]
@@ -543,7 +544,8 @@ class RunMatchRequest(_message.Message):
     wait: bool
     decision_ms: int
     time_bank_ms: int
-    def __init__(self, game: _Optional[str] = ..., variants: _Optional[_Iterable[str]] = ..., options: _Optional[_Mapping[str, str]] = ..., players: _Optional[_Iterable[str]] = ..., seed: _Optional[int] = ..., match_id: _Optional[str] = ..., wait: _Optional[bool] = ..., decision_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ...) -> None: ...
+    deal_seed: int
+    def __init__(self, game: _Optional[str] = ..., variants: _Optional[_Iterable[str]] = ..., options: _Optional[_Mapping[str, str]] = ..., players: _Optional[_Iterable[str]] = ..., seed: _Optional[int] = ..., match_id: _Optional[str] = ..., wait: _Optional[bool] = ..., decision_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ..., deal_seed: _Optional[int] = ...) -> None: ...
 
 class RunMatchResponse(_message.Message):
     __slots__ = ("match_id", "match")
@@ -560,7 +562,7 @@ class GetMatchRequest(_message.Message):
     def __init__(self, match_id: _Optional[str] = ...) -> None: ...
 
 class MatchInfo(_message.Message):
-    __slots__ = ("match_id", "status", "game", "players", "result", "replay_json", "seed")
+    __slots__ = ("match_id", "status", "game", "players", "result", "replay_json", "seed", "deal_seed")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     GAME_FIELD_NUMBER: _ClassVar[int]
@@ -568,6 +570,7 @@ class MatchInfo(_message.Message):
     RESULT_FIELD_NUMBER: _ClassVar[int]
     REPLAY_JSON_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
+    DEAL_SEED_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     status: str
     game: str
@@ -575,7 +578,8 @@ class MatchInfo(_message.Message):
     result: Result
     replay_json: str
     seed: int
-    def __init__(self, match_id: _Optional[str] = ..., status: _Optional[str] = ..., game: _Optional[str] = ..., players: _Optional[_Iterable[str]] = ..., result: _Optional[_Union[Result, _Mapping]] = ..., replay_json: _Optional[str] = ..., seed: _Optional[int] = ...) -> None: ...
+    deal_seed: int
+    def __init__(self, match_id: _Optional[str] = ..., status: _Optional[str] = ..., game: _Optional[str] = ..., players: _Optional[_Iterable[str]] = ..., result: _Optional[_Union[Result, _Mapping]] = ..., replay_json: _Optional[str] = ..., seed: _Optional[int] = ..., deal_seed: _Optional[int] = ...) -> None: ...
 
 class WatchMatchRequest(_message.Message):
     __slots__ = ("match_id", "batches", "without_replay")

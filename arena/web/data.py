@@ -248,6 +248,7 @@ def match(store: Store, match_id: str) -> dict[str, Any]:
         "replay_available": hidden is None and store.replay(row.id) is not None,
         "replay_hidden": hidden,
         "seed": str(row.seed) if hidden is None else None,
+        "deal_seed": (str(row.deal_seed) if hidden is None and row.deal_seed is not None else None),
     }
 
 

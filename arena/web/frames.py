@@ -217,7 +217,16 @@ def _from_replay(record: MatchRecord, registry: Any, reveal: bool, first: int) -
 
     game = registry.game(record.game)
     variants = registry.resolve_variants(record.game, record.variants)
-    state = game.new_state(record.num_players, record.seed, record.options, variants)
+    recorded = game.rules_version if record.rules is None else record.rules.get(game.name, 1)
+    if recorded != game.rules_version:
+        # its chance came from another generator: the same actions give other dice
+        raise ValueError(
+            f"the replay was recorded under version {recorded} of the {game.name} rules and "
+            f"this arena plays version {game.rules_version}: it does not replay here"
+        )
+    state = game.start_state(
+        record.num_players, record.seed, record.options, variants, record.deal_seed
+    )
     public = game.public_event
     odds = RiskOdds() if record.game == "risk" else None
     steps = record.steps

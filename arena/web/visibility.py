@@ -1,11 +1,12 @@
 """What the web shows of a match's secrets, and when: the referee's public rules
 (``ArenaService.GetMatch`` / ``GetTournament`` for a caller without the organiser key).
 
-* A match's replay (and so its event log) and its seed only once it has finished: an
-  aborted match is played again with the same seed.
+* A match's replay (and so its event log) and its seeds only once it has finished: the
+  seed tells every secret of the match (an aborted match is played again with a fresh
+  seed, but its public deal seed stays).
 * A tournament's matches' replays and seeds only once the whole tournament has finished:
-  its duplicate seeds deal the same cards and dice in several matches, so the replay of
-  one would tell a bot the secrets of another still to be played.
+  the rotations of a deal start from the same board (each with its own secrets), so the
+  moves of one would help a bot in another still to be played.
 * A tournament's own seed (every match seed derives from it) only once it has finished.
 
 The web has no organiser: everyone gets these rules.
@@ -17,7 +18,8 @@ from arena.store import MatchRow, TournamentRow
 
 TOURNAMENT_HIDES = (
     "the replays and seeds of a tournament's matches are shown once the whole tournament "
-    "has finished: its duplicate seeds deal the same secrets in several of its matches"
+    "has finished: the rotations of a deal start from the same board, so one's moves "
+    "would help a bot in another"
 )
 MATCH_HIDES = "a match's replay and seed are shown once it has finished"
 

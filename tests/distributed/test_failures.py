@@ -9,13 +9,20 @@ installs it as a plugin): each lasts a few seconds, so there is a middle to hit.
 
 from __future__ import annotations
 
+import json
 import time
 
-from arena.engine.seeds import house_bot_seed
+from arena.engine.seeds import attempt_seed, house_bot_seed
 
 from .conftest import FOUR, verify_from_start
 from .conftest import SLOW_RISK as SLOW
 from .conftest import SLOW_RISK_BOTS as SLOW_BOTS
+
+
+def replay_seeds(cluster, match_id: str) -> tuple[int, int | None]:
+    """The seed and the deal seed the stored replay was played with."""
+    data = json.loads(cluster.store.replay(match_id))
+    return data["seed"], data.get("deal_seed")
 
 
 def bot_class(label: str) -> str:
@@ -36,8 +43,7 @@ def test_a_worker_killed_whole_is_replaced_when_its_lease_lapses(cluster) -> Non
     def w1_mid_match():
         # claimed is not yet begun: the match has begun once its bots are made (the
         # play log names each bot's class, seat and seed, which follows from the
-        # match's; the rotations of a deal share its seed, so the seed alone could be
-        # another rotation's)
+        # match's own seed)
         made = cluster.play_log.read_text() if cluster.play_log.exists() else ""
         for match_id in cluster.playing(w1):
             row = cluster.store.match(match_id)
@@ -74,6 +80,14 @@ def test_a_worker_killed_whole_is_replaced_when_its_lease_lapses(cluster) -> Non
     assert cluster.plays(seats=3) == 5  # counted by the bots: four matches, one again
     assert cluster.store.match(victim.id).worker.startswith(f"{w2.node} pid ")
     verify_from_start(cluster, victim.id)
+    # played again with a fresh seed (the dead worker's bots saw what the first made), the
+    # same deal; the matches played once kept the seeds they were scheduled with
+    again = cluster.store.match(victim.id)
+    assert again.seed == attempt_seed(victim.seed, 2) and again.deal_seed == victim.deal_seed
+    assert replay_seeds(cluster, victim.id) == (again.seed, again.deal_seed)
+    for match in matches:
+        if match.id != victim.id:
+            assert replay_seeds(cluster, match.id) == (match.seed, match.deal_seed)
 
 
 def test_referee_restarted_mid_tournament(cluster) -> None:
@@ -106,8 +120,15 @@ def test_referee_restarted_mid_tournament(cluster) -> None:
     cluster.played_once(tid)
     assert cluster.board(output) == {f"{name}@1": 2 for name in names}
     for match in in_flight:  # played again from the start, by the new referee
-        assert cluster.store.match(match.id).attempts >= 2
+        again = cluster.store.match(match.id)
+        assert again.attempts >= 2
         verify_from_start(cluster, match.id)
+        # with a fresh seed (the chain from the first, one link an attempt), the same deal
+        seed = match.seed
+        for attempt in range(2, again.attempts + 1):
+            seed = attempt_seed(seed, attempt)
+        assert again.seed == seed != match.seed and again.deal_seed == match.deal_seed
+        assert replay_seeds(cluster, match.id) == (seed, match.deal_seed)
 
 
 def test_a_database_outage_while_recording_keeps_the_played_result(cluster) -> None:

@@ -7,6 +7,7 @@ import dataclasses
 import gzip
 import json
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -309,13 +310,18 @@ def test_a_replay_records_the_rules_version_of_a_variant_whose_rules_changed(tmp
     path = tmp_path / "missions.json"
     replay.save(rec, path)
     data = json.loads(path.read_text())
-    assert data["rules"] == {"missions": 2}
-    assert replay.load(path).rules == {"missions": 2}
-    # rules at version 1 (classic Risk, no variant) are left out: the format as before
-    assert "rules" not in replay.to_json(play(("random",) * 3, {"turn-limit": "5"}, seed=1))
+    # the game's own rules under its name: Risk's chance changed in version 2
+    assert data["rules"] == {"risk": 2, "missions": 2}
+    assert replay.load(path).rules == {"risk": 2, "missions": 2}
+    assert "rules" in replay.to_json(play(("random",) * 3, {"turn-limit": "5"}, seed=1))
+    # rules at version 1 (Stratego's own, no variant) are left out: the format as before
+    stratego = REGISTRY.game("stratego")
+    players = [REGISTRY.bot("stratego", "random").factory(s, s) for s in (0, 1)]
+    plain = play_match(stratego, players, 3, {"turn-limit": "4"})
+    assert stratego.rules_version == 1 and "rules" not in replay.to_json(plain)
     # a record made without versions (as a referee makes it) gets this arena's
     bare = MatchRecord(game="risk", num_players=4, seed=1, players=["a"] * 4, variants=["missions"])
-    assert bare.rules is None and replay.to_json(bare)["rules"] == {"missions": 2}
+    assert bare.rules is None and replay.to_json(bare)["rules"] == {"risk": 2, "missions": 2}
 
 
 @pytest.mark.parametrize("rule_set", ["isf", "barrage"])
@@ -328,22 +334,24 @@ def test_a_stratego_replay_records_the_more_squares_rules_version(rule_set):
 
 
 def test_an_old_missions_replay_says_the_rules_version_changed(tmp_path, capsys):
-    """A missions game recorded under version 1 went on past seat 2's completed mission;
+    """A missions game recorded under version 1 went on past seat 1's completed mission;
     verifying it now says that the rules changed, at the step where the games part."""
-    old = play_missions(MISSIONS_V1)
-    assert len(old.steps) == 864  # version 1: seat 2 won on its own turn, 27 steps later
+    old = play_missions(MISSIONS_V1, seed=5263)
+    assert len(old.steps) == 648  # version 1: seat 1 won on its own turn, 34 steps later
+    assert len(play_missions(MISSIONS, seed=5263).steps) == 614
     path = tmp_path / "old.json"
     replay.save(old, path)
-    assert "rules" not in json.loads(path.read_text())  # as version 1 replays were written
+    # as version 1 missions replays were written: no version for the missions
+    assert json.loads(path.read_text())["rules"] == {"risk": 2}
     loaded = replay.load(path)
-    assert loaded.rules == {}
-    assert "rules" not in replay.to_json(loaded), "re-saving stamped the new version on it"
+    assert loaded.rules == {"risk": 2}
+    assert replay.to_json(loaded)["rules"] == {"risk": 2}, "re-saving stamped the new version"
     assert_mismatch(
         loaded,
-        837,
+        613,
         "the rules changed since this replay was made",
         "recorded under version 1 of the missions rules and this arena plays version 2",
-        "step 837 (seat 0, move_in)",
+        "step 613 (seat 2, attack)",
     )
     assert main(["replay", "verify", str(path)]) == 1
     err = capsys.readouterr().err
@@ -354,7 +362,7 @@ def test_an_old_replay_the_new_rules_do_not_change_still_verifies():
     """Version 1 and 2 play this game alike: no difference, nothing to report."""
     for seed in range(3):
         old = reload(play_missions(MISSIONS_V1, seed))
-        old.rules = {}
+        old.rules = {"risk": 2}
         new = play_missions(MISSIONS, seed)
         if old.steps == reload(new).steps:
             assert replay.verify(old) == len(old.steps)
@@ -365,7 +373,7 @@ def test_an_old_replay_the_new_rules_do_not_change_still_verifies():
 def test_a_bad_rules_field_is_refused_clearly():
     data = replay.to_json(play(("random",) * 3, {"turn-limit": "5"}, seed=1))
     data["rules"] = {"missions": "two"}
-    with pytest.raises(ValueError, match="'rules' must map variant names to rules versions"):
+    with pytest.raises(ValueError, match="'rules' must map the game's and variants' names"):
         replay.from_json(data)
 
 
@@ -388,3 +396,34 @@ def test_a_long_game_replay_stays_compact(tmp_path, capsys):
     assert replay.verify(replay.load(path)) == len(rec.steps)
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == ""
+
+
+# --- replays made before the secure chance ------------------------------------------------
+
+DATA = Path(__file__).resolve().with_name("data")
+
+
+def test_a_replay_of_the_mersenne_twister_says_in_one_line_that_the_rules_changed(capsys):
+    """risk-mersenne-twister.json.gz was made by Arena when Risk's chance was a Mersenne
+    Twister (version 1 of the risk rules, recorded as no version): its deal and its dice
+    come out otherwise now, and verifying it says why, on one line."""
+    path = DATA / "risk-mersenne-twister.json.gz"
+    old = replay.load(path)
+    assert old.rules == {} and old.deal_seed is None
+    assert_mismatch(
+        old,
+        -1,  # the deal is the first thing to differ
+        "recorded under version 1 of the risk rules and this arena plays version 2",
+    )
+    assert main(["replay", "verify", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "MISMATCH: the rules changed" in err
+    assert "version 1 of the risk rules" in err
+
+
+def test_an_old_stratego_replay_still_verifies(capsys):
+    """Stratego's chance makes only the fallback setups, which a replay records as the
+    actions they were: its replays from the Mersenne Twister verify as they are."""
+    path = DATA / "stratego-mersenne-twister.json.gz"
+    assert main(["replay", "verify", str(path)]) == 0
+    assert "OK (42 decisions" in capsys.readouterr().out

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import copy
 import json
-import random
 from typing import Any
 
 import pytest
 
 from arena.engine import IllegalAction, State, play_match
+from arena.engine.chance import SecureRandom
 from arena.engine.match import LazyObservation, MatchRecord
 from arena.engine.replay import dumps, from_json, verify
 from arena.plugins import load_registry
@@ -161,7 +161,7 @@ def test_apply_after_simulate_makes_every_event_again() -> None:
 def test_a_clone_shares_the_generator_until_either_draws(game: str) -> None:
     num_players = 4 if game == "risk" else 2
     state = REGISTRY.game(game).new_state(num_players, 11)
-    reference = random.Random()
+    reference = SecureRandom()
     reference.setstate(state.rng.getstate())
     expected = [reference.random() for _ in range(5)]
     first = state.clone()

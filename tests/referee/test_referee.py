@@ -107,7 +107,7 @@ def assert_replay_verifies(info: pb.MatchInfo) -> MatchRecord:
 def new_state(rec: MatchRecord) -> State:
     game = REGISTRY.game(rec.game)
     variants = REGISTRY.resolve_variants(rec.game, rec.variants)
-    return game.new_state(rec.num_players, rec.seed, rec.options, variants)
+    return game.start_state(rec.num_players, rec.seed, rec.options, variants, rec.deal_seed)
 
 
 def replay_states(rec: MatchRecord) -> Iterable[tuple[int, int, dict[str, Any], State]]:
@@ -965,7 +965,10 @@ def test_message_flood_ends_the_stream_with_resource_exhausted(referee_server, b
     assert bot.wait_done(15) == grpc.StatusCode.RESOURCE_EXHAUSTED, bot.details
     assert "flood" in bot.details
     assert 0 < len(bot.of_kind("pong")) < 5000
-    # the same bot, pinging calmly on a new stream, is served
+    # the same bot, pinging calmly on a new stream once it has waited out its cut (2 s,
+    # which the reason names), is served
+    assert bot.details.endswith("; reconnect in 2 s at the earliest"), bot.details
+    time.sleep(2.2)
     calm = raw_bots(ref.address, token)
     calm.wait_kind("welcome")
     for nonce in range(10):

@@ -265,7 +265,7 @@ def _silent_bot(ref: Any, raw_bots: Any) -> str:
 
 
 def _hides(info: pb.MatchInfo) -> bool:
-    return not info.HasField("seed") and not info.replay_json
+    return not info.HasField("seed") and not info.HasField("deal_seed") and not info.replay_json
 
 
 def _ended(ref: Any, match_id: str) -> pb.MatchInfo:
@@ -313,7 +313,8 @@ def test_a_tournament_seeds_are_shown_once_the_tournament_has_ended(locked_refer
         tournament = store.tournament(created.tournament_id)
         first, second = store.tournament_matches(tournament.id)
         (job,) = jobs(store, tournament, [first])
-    assert first.seed == second.seed  # the deal's two colours: why its seed waits
+    # the deal's two colours: one board, each its own secrets
+    assert first.deal_seed == second.deal_seed and first.seed != second.seed
     players = [seat.player for seat in job.seats]
     run = ref.match_request(job.game, players, options=job.options, seed=job.seed, wait=False)
     run.match_id = job.match_id  # as the tournament's executor asks for it
@@ -322,14 +323,17 @@ def test_a_tournament_seeds_are_shown_once_the_tournament_has_ended(locked_refer
     assert _hides(ref.get_match(job.match_id))
     ended = _ended(ref, job.match_id)
     assert ended.seed == job.seed == replay_seed(ended)  # the organiser's at its end
+    assert ended.deal_seed == job.deal_seed == json.loads(ended.replay_json)["deal_seed"]
     assert _hides(ref.get_match(job.match_id))  # ended, but its deal is to be played again
     watched = watcher.finished()
     assert watched.status == "finished" and _hides(watched)
+    assert not watched.HasField("deal_seed")
     ask = pb.GetTournamentRequest(tournament_id=tournament.id)
     assert not ref.arena.GetTournament(ask, timeout=RPC_TIMEOUT).HasField("seed")
     with closing(Store(ref.db)) as store:
         store.set_tournament_status(tournament.id, "finished")
     after = ref.get_match(job.match_id)
     assert after.seed == job.seed and after.replay_json == ended.replay_json
+    assert after.deal_seed == job.deal_seed
     shown = ref.arena.GetTournament(ask, timeout=RPC_TIMEOUT)
     assert shown.HasField("seed") and shown.seed == created.seed

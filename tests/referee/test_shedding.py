@@ -80,18 +80,19 @@ def test_a_flooding_bot_that_does_not_read_gets_resource_exhausted_every_time(
     referee_server, bot_fleet
 ):
     ref = referee_server
-    token = ref.register("flood-no-read").token
     for attempt in range(5):
-        bot = NonReader(ref.address, token)
+        # a bot of its own each time: a bot cut for flooding is kept out a while
+        name = f"flood-no-read-{attempt}"
+        bot = NonReader(ref.address, ref.register(name).token)
         try:
-            ref.wait_connected("flood-no-read")
+            ref.wait_connected(name)
             # pings under the flood limit, whose pongs it does not read: the referee's
             # writes to it stall once its small window is full...
             bot.ping(150)
             time.sleep(1.0)
             bot.ping(5000, start=150)  # ...and then it floods
             wait_until(
-                lambda: not ref.bots()["flood-no-read"].connected, 15, "the flooder to be cut"
+                lambda name=name: not ref.bots()[name].connected, 15, "the flooder to be cut"
             )
             code, details, received = bot.read_all()
         finally:

@@ -1,11 +1,15 @@
 """SIGTERM shuts the referee down gracefully: matches in flight get the grace period,
-the rest are aborted cleanly (recorded, and their bots told), and it exits 0."""
+the rest are aborted cleanly (recorded, and their bots told), and it exits 0; played
+again, an aborted match gets a fresh seed."""
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 
+from arena.engine import replay
+from arena.engine.seeds import attempt_seed
 from arena.store import Store
 from arena.v1 import arena_pb2 as pb
 
@@ -39,6 +43,20 @@ def test_sigterm_aborts_matches_in_flight_cleanly_and_exits_zero(referee_factory
     _, ended = bot.wait_kind("match_ended")
     assert ended.match_id == waiting
     assert ended.result.reason == "aborted"
+
+    # a referee started again on the same store plays the match again on request, with
+    # the seed given: not that one, whose consequences the bot has seen, but a fresh one
+    again = referee_factory(db=ref.db, grace_s=0.5)
+    request = pb.RunMatchRequest(
+        game="stratego", players=["stayer", "house:random"], seed=2, match_id=waiting, wait=True
+    )
+    info = again.arena.RunMatch(request, timeout=60).match
+    assert info.status == "finished"  # the stayer is gone: it forfeits
+    assert info.seed == attempt_seed(2, 2) != 2
+    record = replay.from_json(json.loads(info.replay_json))
+    assert record.seed == info.seed and replay.verify(record) == len(record.steps)
+    row = Store(again.db).match(waiting)
+    assert (row.attempts, row.seed) == (2, info.seed)
 
 
 def test_arena_match_run_exits_non_zero_when_its_match_is_aborted(referee_factory, tmp_path):

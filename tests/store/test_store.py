@@ -10,7 +10,8 @@ import threading
 import pytest
 from sqlalchemy import inspect, text
 
-from arena.store import Outcome, SeatRow, Store, hash_token
+from arena.engine.seeds import attempt_seed
+from arena.store import Outcome, SeatRow, Started, Store, hash_token
 
 
 def _match(store: Store, match_id: str, *bot_names: str) -> list[str]:
@@ -164,11 +165,48 @@ def test_a_match_is_stored_with_the_seed_it_is_played_with(store):
     assert store.start_match("m3", "risk", labels, bot_ids=ids, seed=2**63 - 1)
     assert store.match("m3").seed == 2**63 - 1  # 63 bits fit the column
     assert store.record_result(Outcome("m3", "aborted", error="lost"))
-    # played again with another seed (a retried RunMatch that gave none): the new one
-    assert store.start_match("m3", "risk", labels, seed=-5)
-    assert store.match("m3").seed == -5
-    assert store.start_match("m3", "risk", labels)  # no seed: the stored one stays
-    assert store.match("m3").seed == -5
+    # played again after an abort: never the seed its bots saw, nor one given (a retried
+    # RunMatch's), but the next of the chain, chosen with the attempt's number
+    second = store.start_match("m3", "risk", labels, seed=-5)
+    assert second == Started(2, attempt_seed(2**63 - 1, 2), None)
+    assert store.match("m3").seed == second.seed not in (-5, 2**63 - 1)
+    third = store.start_match("m3", "risk", labels)  # a run that died: begun again
+    assert third == Started(3, attempt_seed(second.seed, 3), None) != second
+    assert store.match("m3").seed == third.seed
+
+
+def test_every_attempt_after_the_first_plays_a_fresh_seed_and_keeps_the_deal(store):
+    """Whoever begins an attempt (an in-process run, a referee, a Celery worker's claim)
+    gets its seed from the store, with its number: the first plays the scheduled seed,
+    each later one a seed derived from the last, and the deal seed stays."""
+    bots = [store.house_bot(name) for name in ("a", "b")]
+    labels, ids = [b.label for b in bots], [b.id for b in bots]
+    first = store.start_match("d1", "risk", labels, ids, seed=11, deal_seed=99)
+    assert first == Started(1, 11, 99)
+    row = store.match("d1")
+    assert (row.seed, row.deal_seed) == (11, 99)
+    assert store.record_result(Outcome("d1", "aborted", error="the referee was killed"))
+    seeds = [11]
+    # a worker's claim, then a referee that it chose: the claim chose the seed
+    attempt = store.claim_match("d1", "w1", 60, "ref:1")
+    assert attempt == 2
+    seeds.append(store.match("d1").seed)
+    assert seeds[-1] == attempt_seed(11, 2)
+    assert store.start_match("d1", "risk", labels, seed=11, referee="ref:1") == Started(
+        2, seeds[-1], 99
+    )
+    assert store.record_result(Outcome("d1", "aborted", error="referee lost"), attempt)
+    assert store.claim_match("d1", "w2", 60) == 3
+    seeds.append(store.match("d1").seed)
+    assert seeds[-1] == attempt_seed(seeds[-2], 3)
+    assert store.record_result(Outcome("d1", "aborted", error="soft time limit"), 3)
+    fourth = store.start_match("d1", "risk", labels)  # a local run takes it up
+    assert fourth == Started(4, attempt_seed(seeds[-1], 4), 99)
+    seeds.append(fourth.seed)
+    assert len(set(seeds)) == 4 and store.match("d1").deal_seed == 99
+    assert store.record_result(_finished("d1", 1, 2))
+    assert store.start_match("d1", "risk", labels) is None  # finished: nothing to play
+    assert store.match("d1").seed == fourth.seed  # the replay's
 
 
 def test_concurrent_deliveries_from_threads_write_exactly_one_result(store):

@@ -18,7 +18,8 @@ RISK_BOTS = ["aggressive", "blitz", "defensive", "random"]
 
 
 def _stored(store: Store, tournament_id: str) -> list[tuple[tuple[str, ...], int, int, int]]:
-    """(seat labels from the seat rows, seed, round, group) of every stored match."""
+    """(seat labels from the seat rows, deal seed, round, group) of every stored match;
+    every match has a seed of its own besides, distinct from every other seed."""
     matches = store.tournament_matches(tournament_id)
     seats = store.match_seats([m.id for m in matches])
     labels = {b.id: b.label for b in store.bots()}
@@ -26,7 +27,9 @@ def _stored(store: Store, tournament_id: str) -> list[tuple[tuple[str, ...], int
     for m in matches:
         from_seats = tuple(labels[s.bot_id] for s in seats[m.id])
         assert from_seats == tuple(m.players)  # the seat rows and the labels agree
-        out.append((from_seats, m.seed, m.round, m.group))
+        out.append((from_seats, m.deal_seed, m.round, m.group))
+    own = [m.seed for m in matches]
+    assert len(set(own)) == len(own) and not set(own) & {m.deal_seed for m in matches}
     return out
 
 
@@ -60,7 +63,7 @@ def test_the_stored_schedule_balances_seats_and_pairs(store):
     assert all(m.tournament_id == tournament.id for m in store.tournament_matches(tournament.id))
 
 
-def test_the_seat_rotations_of_one_deal_share_its_seed(store):
+def test_the_seat_rotations_of_one_deal_share_its_deal_seed(store):
     spec = TournamentSpec(game="risk", bots=RISK_BOTS, seats=3, games_per_pairing=6, seed=9)
     tournament = create_tournament(store, spec)
     deals = defaultdict(list)
@@ -75,7 +78,7 @@ def test_the_seat_rotations_of_one_deal_share_its_seed(store):
         cyclic = {first[i:] + first[:i] for i in range(3)}
         assert {players for players, _ in rotations} == cyclic
         seeds.add(rotations[0][1])
-    assert len(seeds) == len(deals)  # a fresh seed for every deal
+    assert len(seeds) == len(deals)  # a fresh deal seed for every deal
 
     # another tournament seed: the same tables, other dice
     other = create_tournament(store, replace(spec, seed=10))
@@ -84,7 +87,7 @@ def test_the_seat_rotations_of_one_deal_share_its_seed(store):
     assert not {s for _, s, *_ in again} & seeds
 
 
-def test_two_seats_swap_colours_with_the_same_seed(store):
+def test_two_seats_swap_colours_on_the_same_deal(store):
     spec = TournamentSpec(
         game="stratego", bots=["heuristic", "random"], seats=2, games_per_pairing=4
     )

@@ -3,6 +3,7 @@ resumed without replaying or double-counting anything, retried only when worth i
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
@@ -11,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from arena.engine import replay
+from arena.engine.seeds import attempt_seed
 from arena.store import Outcome, Store
 from arena.tournament import executor as executor_module
 from arena.tournament.executor import Executor, LocalExecutor, MatchJob, play_local
@@ -42,14 +45,17 @@ class Scripted(Executor):
         self.fake = fake
         self.repeat = repeat
         self.calls: list[str] = []
+        #: (match id, seed, deal seed) of every job played, as on_start handed it over
+        self.played: list[tuple[str, int, int | None]] = []
 
     def run(self, jobs: Iterable[MatchJob], on_outcome, stop=None, on_start=None) -> None:
         for job in jobs:
             if stop is not None and stop.is_set():
                 return
             if on_start is not None:
-                on_start(job)
+                job = on_start(job) or job
             self.calls.append(job.match_id)
+            self.played.append((job.match_id, job.seed, job.deal_seed))
             outcome = self.fake(job, self.calls.count(job.match_id)) if self.fake else None
             outcome = outcome or play_local(job)
             for _ in range(self.repeat):
@@ -275,6 +281,10 @@ def test_an_aborted_match_is_retried_up_to_max_attempts_then_left_unfinished(sql
 
     assert Counter(executor.calls)[unlucky] == 3
     assert all(n == 1 for m, n in Counter(executor.calls).items() if m != unlucky)
+    # three attempts, three seeds: none replays what a bot saw; one deal
+    tried = [(seed, deal) for m, seed, deal in executor.played if m == unlucky]
+    assert len({seed for seed, _ in tried}) == 3 and len({deal for _, deal in tried}) == 1
+    assert sqlite_store.match(unlucky).attempts == 3
     assert (summary.status, summary.finished, summary.played) == ("stopped", 11, 11)
     assert summary.errors == {unlucky: "worker lost (attempt 3)"}
     match = sqlite_store.match(unlucky)
@@ -293,10 +303,24 @@ def test_a_match_aborted_once_is_played_again_and_the_tournament_finishes(sqlite
             return Outcome(job.match_id, "aborted", error="referee unreachable")
         return None
 
+    scheduled = sqlite_store.match(unlucky)
     executor = Scripted(abort_once)
     summary = run_tournament(sqlite_store, tournament.id, executor, backoff_s=0)
     assert Counter(executor.calls)[unlucky] == 2
     assert len(executor.calls) == 13
+    # the first attempt played the schedule's seed; the second a fresh one, from the
+    # store with its number, and the same deal: the replay and the store say which
+    first, second = [(s, d) for m, s, d in executor.played if m == unlucky]
+    assert first == (scheduled.seed, scheduled.deal_seed) and scheduled.deal_seed is not None
+    assert second == (attempt_seed(scheduled.seed, 2), scheduled.deal_seed)
+    row = sqlite_store.match(unlucky)
+    assert (row.attempts, row.seed, row.deal_seed) == (2, *second)
+    record = replay.from_json(json.loads(sqlite_store.replay(unlucky)))
+    assert (record.seed, record.deal_seed) == second
+    assert replay.verify(record) == len(record.steps)
+    # every match played once kept its scheduled seed
+    once = {m: s for m, s, _ in executor.played if m != unlucky}
+    assert all(sqlite_store.match(m).seed == s for m, s in once.items())
     assert (summary.status, summary.finished, summary.played, summary.errors) == (
         "finished",
         12,

@@ -62,14 +62,16 @@ def check_schedule(schedule: list[ScheduledMatch], bots: list[str], k: int, game
     assert spread(group_pair_counts(schedule).values()) <= 1
     uses = Counter(bot for members in groups_of(schedule).values() for bot in members)
     assert set(uses) == set(bots) and spread(uses.values()) == 0
-    # duplicate seeds: a deal's rotations share one seed, distinct cyclic shifts of one
-    # base order; different deals never share a seed
+    # duplicate deals: a deal's rotations share one deal seed, distinct cyclic shifts of
+    # one base order; different deals never share one; every match has a seed of its own
     deals: dict[tuple[int, int], list[ScheduledMatch]] = defaultdict(list)
     for match in schedule:
         deals[match.group, match.round].append(match)
-    assert len({ms[0].seed for ms in deals.values()}) == len(deals)
+    assert len({ms[0].deal_seed for ms in deals.values()}) == len(deals)
+    seeds = [m.seed for m in schedule]
+    assert len(set(seeds)) == len(seeds) and not set(seeds) & {m.deal_seed for m in schedule}
     for ms in deals.values():
-        assert len({m.seed for m in ms}) == 1
+        assert len({m.deal_seed for m in ms}) == 1
         assert len({m.players for m in ms}) == len(ms)
         base = ms[0].players
         shifts = {base[s:] + base[:s] for s in range(k)}
@@ -150,11 +152,12 @@ def test_seats_within_one_when_games_do_not_divide(n: int, k: int, games: int) -
     assert {sum(seats) for seats in seat_balance(schedule).values()} == set(per_bot.values())
 
 
-def test_rotations_of_a_deal_replay_its_seed_and_deals_do_not() -> None:
+def test_rotations_of_a_deal_share_its_deal_seed_and_nothing_else() -> None:
     schedule = round_robin(names(5), 3, games_per_pairing=6)
     by_seed: dict[int, list[ScheduledMatch]] = defaultdict(list)
     for match in schedule:
-        by_seed[match.seed].append(match)
+        by_seed[match.deal_seed].append(match)
+    assert len({m.seed for m in schedule}) == len(schedule)  # the secrets: each its own
     assert len(by_seed) == math.comb(5, 3) * 2  # two deals per group
     for matches in by_seed.values():
         assert len(matches) == 3
@@ -164,7 +167,7 @@ def test_rotations_of_a_deal_replay_its_seed_and_deals_do_not() -> None:
         assert {m.players for m in matches} == {first[s:] + first[:s] for s in range(3)}
 
 
-def test_two_seats_double_round_robin_swaps_colours_on_the_same_seed() -> None:
+def test_two_seats_double_round_robin_swaps_colours_on_the_same_deal() -> None:
     bots = names(4)
     schedule = round_robin(bots, 2, games_per_pairing=2)
     assert len(schedule) == 12
@@ -173,7 +176,7 @@ def test_two_seats_double_round_robin_swaps_colours_on_the_same_seed() -> None:
         games[frozenset(match.players)].append(match)
     assert len(games) == 6
     for first, second in games.values():
-        assert first.seed == second.seed
+        assert first.deal_seed == second.deal_seed and first.seed != second.seed
         assert second.players == first.players[::-1]
     assert all(seats == [3, 3] for seats in seat_balance(schedule).values())
 
@@ -205,6 +208,7 @@ def test_another_seed_changes_seeds_and_keys_not_pairings() -> None:
         (m.players, m.round, m.group) for m in two
     ]
     assert not {m.seed for m in one} & {m.seed for m in two}
+    assert not {m.deal_seed for m in one} & {m.deal_seed for m in two}
     assert not {m.match_key for m in one} & {m.match_key for m in two}
 
 
@@ -219,13 +223,16 @@ def test_seeds_are_63_bits_keyed_by_the_tournament_seed() -> None:
     # 63 bits: the store's signed 64-bit column; far too many to search from a deal seen
     for tournament_seed in (2**70, -5, 0):
         schedule = round_robin(names(8), 4, 4, seed=tournament_seed)
-        assert all(0 <= m.seed < 2**63 for m in schedule)
-        assert max(m.seed for m in schedule) > 2**60
-        # an HMAC of the deal's place keyed by the tournament seed: nothing else computes it
+        for seeds in ([m.seed for m in schedule], [m.deal_seed for m in schedule]):
+            assert all(0 <= s < 2**63 for s in seeds) and max(seeds) > 2**60
+        # HMACs of the deal's and the match's place keyed by the tournament seed: nothing
+        # else computes them
         first = schedule[0]
         members = sorted(first.players)
         expected = derive_seed(tournament_seed, "round-robin", 4, members, 0, 0, 0)
-        assert first.seed == expected
+        assert first.deal_seed == expected
+        own = derive_seed(tournament_seed, "round-robin", 4, members, 0, 0, "match", 0, 0)
+        assert first.seed == own
 
 
 def test_no_seed_given_draws_a_secret_one() -> None:
@@ -275,7 +282,7 @@ def test_gauntlet_seats_the_challenger_against_a_balanced_field(
     assert all(spread(s) <= (0 if games % k == 0 else 1) for s in seats.values())
     deals: dict[tuple[int, int], set[int]] = defaultdict(set)
     for match in schedule:
-        deals[match.group, match.round].add(match.seed)
+        deals[match.group, match.round].add(match.deal_seed)
     assert all(len(s) == 1 for s in deals.values())
     assert len({next(iter(s)) for s in deals.values()}) == len(deals)
 

@@ -28,11 +28,12 @@ def test_every_bot_plays_every_seat_equally_often(n, k):
         assert len(set(seats)) == 1, (bot, seats)
 
 
-def test_rotations_of_a_deal_replay_the_same_seed_with_the_same_bots():
+def test_rotations_of_a_deal_share_its_deal_seed_with_the_same_bots():
     schedule = round_robin(BOTS[:5], 4, games_per_pairing=8, seed=3)
     by_seed = defaultdict(list)
     for match in schedule:
-        by_seed[match.seed].append(match)
+        by_seed[match.deal_seed].append(match)
+    assert len({m.seed for m in schedule}) == len(schedule)  # the secrets: each its own
     for matches in by_seed.values():
         assert len(matches) == 4  # the 4 seat rotations of one deal
         assert len({frozenset(m.players) for m in matches}) == 1
@@ -40,10 +41,11 @@ def test_rotations_of_a_deal_replay_the_same_seed_with_the_same_bots():
     assert len(by_seed) == len(schedule) // 4  # different deals, different seeds
 
 
-def test_two_seat_games_swap_colours_on_the_same_seed():
+def test_two_seat_games_swap_colours_on_the_same_deal():
     schedule = round_robin(BOTS[:4], 2, games_per_pairing=2, seed=4)
     for first, second in zip(schedule[::2], schedule[1::2], strict=True):
-        assert first.seed == second.seed and first.players == second.players[::-1]
+        assert first.deal_seed == second.deal_seed and first.players == second.players[::-1]
+        assert first.seed != second.seed
 
 
 def test_schedules_are_deterministic_with_unique_keys():

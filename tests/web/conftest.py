@@ -288,7 +288,9 @@ def replay_states(record: Any) -> list[Any]:
     registry = load_registry()
     game = registry.game(record.game)
     variants = registry.resolve_variants(record.game, record.variants)
-    state = game.new_state(record.num_players, record.seed, record.options, variants)
+    state = game.start_state(
+        record.num_players, record.seed, record.options, variants, record.deal_seed
+    )
     out = [state.clone()]
     for seat, action, _events in record.steps:
         state.apply(seat, action)

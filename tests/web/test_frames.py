@@ -238,7 +238,9 @@ def test_the_risk_tracker_gives_the_deltas_of_whole_views(name):
     record = play(name)
     game = REGISTRY.game("risk")
     variants = REGISTRY.resolve_variants("risk", record.variants)
-    state = game.new_state(record.num_players, record.seed, record.options, variants)
+    state = game.start_state(
+        record.num_players, record.seed, record.options, variants, record.deal_seed
+    )
     tracker = state.spectator_tracker()
     if state.hooks.spectator_view is not None:
         assert tracker is None and state.spectator_tracker(reveal=True) is None
@@ -310,3 +312,15 @@ def test_a_page_starts_from_a_tail_only_for_a_long_replay():
     for steps in range(TAIL_STEPS + 1, 3 * TAIL_STEPS):
         first = tail_start(steps)
         assert first % every == 0 and 0 < first <= steps - TAIL_LENGTH < first + every, steps
+
+
+def test_a_replay_of_older_game_rules_is_refused_with_why():
+    """A Risk replay from before the secure chance: the same actions would give other dice,
+    so the viewer says it does not replay here rather than draw another game."""
+    from pathlib import Path
+
+    from arena.engine.replay import load
+
+    path = Path(__file__).resolve().parents[1] / "engine" / "data" / "risk-mersenne-twister.json.gz"
+    with pytest.raises(ValueError, match="version 1 of the risk rules and this arena plays"):
+        frames.from_replay(load(path), REGISTRY)

@@ -140,6 +140,9 @@ class RiskGame(Game):
     min_players: int = 2  # two only with a variant that allows it (neutral)
     max_players: int = 6
     option_specs: tuple[OptionSpec, ...] = RISK_OPTIONS
+    #: 2: chance from a secure stream (SHAKE-256), the deal from a stream of its own
+    #: (1: one Mersenne Twister for everything)
+    rules_version: int = 2
 
     def public_event(self, event: dict[str, Any], seat: int | None) -> dict[str, Any] | None:
         """As the base rule, and the card drawn is known to the drawer only."""
@@ -183,7 +186,11 @@ class RiskGame(Game):
         seed: int,
         options: Mapping[str, str] | None = None,
         variants: Sequence[Any] = (),
+        deal_seed: int | None = None,
     ) -> RiskState:
+        """As ``Game.new_state`` says: ``deal_seed`` deals the territories (the deal
+        setup, the neutral's piles) and nothing else; the claim setup deals nothing, and
+        the starting armies follow from the number of players."""
         self.check_players(num_players)
         given = dict(options or {})
         opts = self.parse_options(given, variants)
@@ -207,7 +214,7 @@ class RiskGame(Game):
             defender_dice=opts["defender-dice"],
             passive_owners=passive,
         )
-        state = RiskState(load_map(opts["map"]), config, hooks, seed)
+        state = RiskState(load_map(opts["map"]), config, hooks, seed, deal_seed)
         state.options = opts
         state.initial_events = state.start()
         return state

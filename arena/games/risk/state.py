@@ -8,13 +8,13 @@ state changes, so a refused action (``IllegalAction``) leaves the game untouched
 from __future__ import annotations
 
 import copy
-import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import ne
 from typing import Any
 
+from arena.engine.chance import SecureRandom
 from arena.engine.core import (
     Action,
     ClonedRandom,
@@ -119,6 +119,8 @@ class RiskState(ClonedRandom, State):
         "_bonus_used",
         "_conquered",
         "_custom",
+        "_deal_rng",
+        "_deal_seed",
         "_draw_cards",
         "_forced_trade",
         "_move_in",
@@ -157,7 +159,14 @@ class RiskState(ClonedRandom, State):
         "variant_data",
     )
 
-    def __init__(self, game_map: RiskMap, config: RiskConfig, hooks: RiskHooks, seed: int):
+    def __init__(
+        self,
+        game_map: RiskMap,
+        config: RiskConfig,
+        hooks: RiskHooks,
+        seed: int,
+        deal_seed: int | None = None,
+    ):
         n = config.num_players
         owners = n + len(config.passive_owners)
         self.map = game_map
@@ -166,8 +175,12 @@ class RiskState(ClonedRandom, State):
         self.num_players = n
         #: players first (seats 0..n-1), then passive owners such as a neutral army
         self.num_owners = owners
-        self._rng = random.Random(seed)
+        #: the secret chance: missions, the draw pile, every die (``rng``)
+        self._rng = SecureRandom(seed, "match")
         self._rng_shared = False  # True while a clone may hold the same generator
+        #: the public deal's chance (``deal_rng``), made if the setup draws from it
+        self._deal_seed = seed if deal_seed is None else deal_seed
+        self._deal_rng: SecureRandom | None = None
         self.owner = [-1] * game_map.size
         self.armies = [0] * game_map.size
         self.territory_count = [0] * owners
@@ -218,7 +231,21 @@ class RiskState(ClonedRandom, State):
         """Lay out the game (the ``risk_setup`` hook); returns the setup events."""
         events: list[Event] = []
         self.hooks.setup(state=self, events=events)
+        self._deal_seed = None  # the deal is over: nothing else may draw from it
+        self._deal_rng = None
         return events
+
+    @property
+    def deal_rng(self) -> SecureRandom:
+        """The generator of the public deal, for the ``risk_setup`` hook only: who holds
+        which territory at the start (the deal, the neutral's piles), what every seat
+        sees before the first decision. The rotations of a tournament's deal share its
+        seed, so nothing private (missions, cards) may come from it: that is ``rng``'s."""
+        if self._deal_rng is None:
+            if self._deal_seed is None:
+                raise RuntimeError("the deal is over: draw from the state's rng")
+            self._deal_rng = SecureRandom(self._deal_seed, "deal")
+        return self._deal_rng
 
     def setup_claim(self, events: list[Event]) -> None:
         """Claim setup: players claim free territories in turn, then place the rest."""
@@ -229,7 +256,7 @@ class RiskState(ClonedRandom, State):
     def setup_deal(self, events: list[Event]) -> None:
         """Deal setup: the territory cards dealt round the table, one army on each."""
         territory_cards = list(range(self.map.size))
-        self.rng.shuffle(territory_cards)
+        self.deal_rng.shuffle(territory_cards)
         dealt: list[list[int]] = [[] for _ in range(self.num_players)]
         for i, t in enumerate(territory_cards):
             dealt[i % self.num_players].append(t)
@@ -355,6 +382,8 @@ class RiskState(ClonedRandom, State):
         other.num_owners = self.num_owners
         # the generator is shared until either state draws from it (copy on write)
         self.share_rng(other)
+        other._deal_seed = None  # a clone is of a game that has started: no deal
+        other._deal_rng = None
         other.owner = self.owner[:]
         other.armies = self.armies[:]
         other.territory_count = self.territory_count[:]

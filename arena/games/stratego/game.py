@@ -103,6 +103,10 @@ class StrategoGame(Game):
         seed: int,
         options: Mapping[str, str] | None = None,
         variants: Sequence[Any] = (),
+        deal_seed: int | None = None,
     ) -> StrategoState:
+        """As ``Game.new_state`` says. Stratego's start is the two setups, secret until
+        the first move: nothing follows from ``deal_seed``, so rotations share nothing
+        (the fallback setups come from ``seed``)."""
         self.check_players(num_players)
         return StrategoState(self.rules_for(options, variants), seed)

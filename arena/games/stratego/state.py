@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.engine.chance import SecureRandom
 from arena.engine.core import (
     Action,
     ClonedRandom,
@@ -96,7 +97,7 @@ class StrategoState(ClonedRandom, State):
     def __init__(self, rules: StrategoRules, seed: int) -> None:
         self.rules = rules
         self.num_players = 2
-        self._rng = random.Random(seed)
+        self._rng = SecureRandom(seed, "match")
         self._rng_shared = False  # True while a clone may hold the same generator
         #: per seat, the seed of its fallback setup (``default_action``), drawn once from
         #: the match's secret generator: the fallback is random, the same on a replay, and
@@ -724,7 +725,7 @@ class StrategoState(ClonedRandom, State):
         generator; the first legal move; no rescue."""
         if self.phase == SETUP:
             opts = self.legal_options()
-            rng = random.Random(self.fallback_seeds[self.player])
+            rng = SecureRandom(self.fallback_seeds[self.player], "fallback-setup")
             return guarded_setup(opts["squares"], opts["army"], rng)
         if self.phase == PLAY:
             s, t = min(self.legal_moves(self.player))

@@ -351,26 +351,27 @@ def test_capital_trade_down_stops_when_no_tradable_set() -> None:
 
 
 def test_regression_capital_five_cards_with_two_headquarters_cards_must_trade() -> None:
-    """Issue #18: ``arena play risk --players random,blitz,defensive --variant capital
-    --seed 12``, step 223: seat 2 held 5 cards, two of them headquarters cards, and a
-    set (Peru, North Africa, Ural); its ``no_trade`` was accepted. Now it must trade."""
+    """Issue #18: seat 2 held 5 cards, two of them headquarters cards, and a set; its
+    ``no_trade`` was accepted (``arena play risk --players random,blitz,defensive
+    --variant capital``, a seed of the first generator). Now it must trade: seed 0 comes
+    to that position at step 293, with the set Alberta, Central America, Egypt."""
     names = ["random", "blitz", "defensive"]
-    seed = 12
+    seed = 0
     bots = [REGISTRY.bot("risk", nm).factory(s, seed * 1000 + s) for s, nm in enumerate(names)]
     rec = play_match(GAME, bots, seed, {}, CAPITAL, names=names)
     assert verify(rec) == len(rec.steps)
     state = new_game(3, seed)
-    for seat, action, _ in rec.steps[:223]:
+    for seat, action, _ in rec.steps[:293]:
         state.apply(seat, action)
     decision = state.decision()
     assert (decision.kind, decision.player) == ("trade", 2)
     hand = state.hands[2]
     assert len(hand) == 5 and len([c for c in hand if c in state.untradable]) == 2
-    expected = sorted([card("Peru"), card("North-Africa"), card("Ural")])
+    expected = sorted([card("Alberta"), card("Central-America"), card("Egypt")])
     assert decision.options["must_trade"] and decision.options["sets"] == [expected]
     with pytest.raises(IllegalAction, match="must trade a set"):
         state.apply(2, {"type": "no_trade"})
-    assert rec.steps[223][:2] == [2, {"type": "trade", "cards": expected}]
+    assert rec.steps[293][:2] == [2, {"type": "trade", "cards": expected}]
 
 
 # --- winning --------------------------------------------------------------------------------

@@ -594,14 +594,14 @@ def replayed(names: str, seed: int, **options: str) -> MatchRecord:
     ("names", "seed", "options", "eliminated_at"),
     [
         # seat 0 eliminates blue; seat 2's "destroy blue" becomes "occupy 24", held already
-        ("defensive,blitz,aggressive,random", 5125, {}, 836),
-        # seat 3 (yellow) loses its last territory on its own defence roll; seat 2's
-        # "destroy yellow" becomes "occupy 24", held already
+        ("defensive,blitz,aggressive,random", 5022, {}, 271),
+        # seat 1 (blue) loses its last territory on its own defence roll; seat 2's
+        # "destroy blue" becomes "occupy 24", held already
         (
             "random,blitz,defensive,aggressive",
-            5066,
+            5035,
             {"mission-deck": "1998", "defender-dice": "choose"},
-            1112,
+            452,
         ),
     ],
 )

@@ -429,7 +429,7 @@ def test_a_game_won_on_a_capture_leaves_no_empty_territory() -> None:
     empty = []
     for variant in ("missions", "capital"):
         chosen = REGISTRY.resolve_variants("risk", [variant])
-        for seed in range(25):
+        for seed in range(40):
             players = 3 + seed % 4
             bots = [
                 REGISTRY.bot("risk", "random").factory(s, seed * 10 + s) for s in range(players)

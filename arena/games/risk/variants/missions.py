@@ -190,7 +190,7 @@ class Missions:
     @hookimpl
     def risk_after_setup(self, state: Any, events: list[dict[str, Any]]) -> bool:
         deck = deck_for(state.options["mission-deck"], state.num_players)
-        state.rng.shuffle(deck)
+        state.rng.shuffle(deck)  # the secret generator, never the deal's: missions are hidden
         assigned = [m.id for m in deck[: state.num_players]]
         data = state.variant_data[NAME] = match_data(assigned, list(range(state.num_players)))
         events.append({"e": "missions_dealt", "count": len(assigned)})

@@ -49,7 +49,7 @@ class Neutral:
     @hookimpl
     def risk_setup(self, state: Any, events: list[dict[str, Any]]) -> bool:
         cards = list(range(state.map.size))  # the territory cards: no wilds
-        state.rng.shuffle(cards)
+        state.deal_rng.shuffle(cards)  # public: the rotations of a deal share it
         for owner in (0, 1, NEUTRAL):
             pile = sorted(cards[owner * PILE : (owner + 1) * PILE])
             state.give(owner, pile, 1)
