@@ -6,6 +6,7 @@ store is opened (``arena/store/migrate.py``).
 """
 
 from arena.store.db import (
+    BOT_NAME_RULE,
     HOUSE_PREFIX,
     Claim,
     NewMatch,
@@ -16,6 +17,7 @@ from arena.store.db import (
     check_bot_name,
     database_url,
     hash_token,
+    valid_bot_name,
 )
 from arena.store.models import (
     BotRow,
@@ -29,6 +31,7 @@ from arena.store.models import (
 )
 
 __all__ = [
+    "BOT_NAME_RULE",
     "HOUSE_PREFIX",
     "BotRow",
     "Claim",
@@ -46,5 +49,6 @@ __all__ = [
     "check_bot_name",
     "database_url",
     "hash_token",
+    "valid_bot_name",
     "variant_key",
 ]
