@@ -84,10 +84,11 @@ def serve(db: Path | str, *extra: str, timeout_s: float = 60.0) -> Iterator[str]
             process.stdout.close()
 
 
-def store_replay(db: Path | str, text: str) -> str:
+def store_replay(db: Path | str, text: str, match_id: str | None = None) -> str:
     """The store at ``db`` (made if missing) holding the replay ``text`` as a finished
-    match of house:random (a match of no tournament: its replay is shown at once); the
-    match's id. The long replays the viewer's tests and benchmark open."""
+    match of house:random (a match of no tournament: its replay is shown at once), by
+    ``match_id`` (None: a new one); the match's id. The long replays the viewer's tests
+    and benchmark open."""
     import json
 
     from arena.store import Outcome, Store
@@ -96,7 +97,7 @@ def store_replay(db: Path | str, text: str) -> str:
     store = Store(str(db))
     try:
         house = store.house_bot("random")
-        match_id = "long-" + uuid.uuid4().hex[:8]
+        match_id = match_id or "long-" + uuid.uuid4().hex[:8]
         seats = replay["num_players"]
         store.start_match(
             match_id,

@@ -26,6 +26,7 @@ chains a handler before uvicorn's own for SIGINT and SIGTERM.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import signal
 import threading
@@ -101,6 +102,7 @@ class _Watch:
         self.streams = 0
         #: the latest event (its id, the render's number) and whether it can still change
         self.event: bytes | None = None
+        self.event_id = ""
         self.version = 0
         self.live = True
         self.gone = False
@@ -118,7 +120,9 @@ class TournamentHub:
     look at the store every ``poll_s`` seconds per tournament watched, and one render
     per change for every stream open on it (``render(tournament_id)``: the event's data,
     made in a worker thread, off the event loop), throttled after a costly one
-    (:data:`RENDER_GAP`); at most ``streams`` streams in all (:meth:`admit`)."""
+    (:data:`RENDER_GAP`); at most ``streams`` streams in all (:meth:`admit`). The
+    render's data has the ``status`` and ``progress`` (matches by status, sorted) it
+    shows: a look that finds the same is no change."""
 
     def __init__(
         self,
@@ -194,9 +198,14 @@ class TournamentHub:
                 watch.renders += 1
                 watch.version = self.renders
                 text = orjson.dumps(payload).decode()
-                watch.event = f"id: {watch.version}\nevent: tournament\ndata: {text}\n\n".encode()
-                watch.live = now[0] in LIVE
-                last = now
+                # the render's number, then what it shows (a browser that has it is not
+                # sent it again, whichever render made it)
+                digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+                watch.event_id = f"{watch.version}.{digest}"
+                watch.event = f"id: {watch.event_id}\nevent: tournament\ndata: {text}\n\n".encode()
+                # what was rendered (the store may have moved on since the look)
+                last = (payload["status"], tuple(payload["progress"].items()))
+                watch.live = payload["status"] in LIVE
                 watch.notify()
                 if not watch.live:
                     return
@@ -212,21 +221,23 @@ class TournamentHub:
 
     async def stream(self, tournament_id: str, last_id: str | None = None) -> AsyncIterator[bytes]:
         """The event stream of one tournament (its full id): a ``tournament`` event (its
-        ``id``: the render's number) at once and at each change, ``end`` once it can no
-        longer change; at most :attr:`stream_s` seconds, and it ends when the server
-        stops. ``last_id`` (the browser's Last-Event-ID, when it connects again): the
-        event it has already, not sent again."""
+        ``id``: the render's number and a digest of what it shows) at once and at each
+        change, ``end`` once it can no longer change; at most :attr:`stream_s` seconds,
+        and it ends when the server stops. ``last_id`` (the browser's Last-Event-ID,
+        when it connects again): what it shows already is not sent again."""
         yield f"retry: {RETRY_MS}\n\n".encode()
         watch = self._watch(tournament_id)
         watch.streams += 1
-        seen = last_id
+        # the content the browser has (an id's part after the render's number)
+        seen = (last_id or "").rpartition(".")[2] or None
         started = quiet = time.monotonic()
         try:
             while True:
                 changed = watch.changed
-                if watch.event is not None and str(watch.version) != seen:
+                shows = watch.event_id.rpartition(".")[2]
+                if watch.event is not None and shows != seen:
                     yield watch.event
-                    seen, quiet = str(watch.version), time.monotonic()
+                    seen, quiet = shows, time.monotonic()
                 if watch.gone:
                     return
                 if watch.event is not None and not watch.live:

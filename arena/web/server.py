@@ -13,7 +13,9 @@ after which nobody is answered. :class:`GuardedH11` adds:
 * a **cap on connections still sending a head** (:attr:`Guard.most`): beyond it the
   oldest of them is closed to make room, so a client that sends its request at once is
   accepted and answered while the slow ones wait their turn to be dropped; the cap is
-  kept well below the open-files limit, so accepting never fails for want of one.
+  kept well below the open-files limit, so accepting never fails for want of one;
+* ``TCP_NODELAY`` on every connection (asyncio sets it only on sockets made with
+  ``IPPROTO_TCP``): without it each answer on a kept-alive connection waited 40 ms.
 
 And :class:`RateLimit` keeps the log from flooding: a message that repeats (the same
 logger and text: "Too many open files", a 503 beyond the concurrency limit, an answer
@@ -24,8 +26,10 @@ seconds, with the count of those left out.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import resource
+import socket
 import sys
 import time
 from collections import OrderedDict
@@ -92,6 +96,14 @@ class GuardedH11(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._head_timer: asyncio.TimerHandle | None = None
+        # asyncio turns Nagle's algorithm off only for a socket made with IPPROTO_TCP,
+        # and a listener from socket.create_server is not: every answer on a kept-alive
+        # connection (headers, then body: two writes) then waited 40 ms for the
+        # client's delayed ACK
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         super().connection_made(transport)
         self._head_begins()
 
