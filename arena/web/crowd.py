@@ -64,6 +64,9 @@ class Reader:
     arrivals: list[tuple[float, int]] = field(default_factory=list)
     done: bool = False
     error: str | None = None
+    #: keep the body (off: only count what came, as a crowd in a benchmark)
+    keep: bool = True
+    received: int = 0
 
     def events(self) -> list[bytes]:
         """The events received (comments left out), each as sent."""
@@ -81,15 +84,18 @@ class Readers:
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
         self.readers: list[Reader] = []
-        self._tasks: list[asyncio.Future[None]] = []
+        self._tasks: set[asyncio.Task[None]] = set()
 
     def add(self, reader: Reader, headers: dict[str, str] | None = None) -> Reader:
         self.readers.append(reader)
-        task = asyncio.run_coroutine_threadsafe(self._read(reader, headers or {}), self.loop)
-        self._tasks.append(task)  # type: ignore[arg-type]
+        asyncio.run_coroutine_threadsafe(self._read(reader, headers or {}), self.loop)
         return reader
 
     async def _read(self, reader: Reader, headers: dict[str, str]) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
         sock = socket.socket()
         if self.receive_buffer or reader.stall_after is not None:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.receive_buffer or 4096)
@@ -124,10 +130,14 @@ class Readers:
             while True:
                 if data:
                     got += len(data)
+                    reader.received = got
                     reader.arrivals.append((time.monotonic(), len(data)))
-                    payload = decoder.feed(data) if decoder else data
-                    reader.body += inflater.decompress(payload) if inflater else payload
-                    if decoder is not None and decoder.ended:
+                    if reader.keep:
+                        payload = decoder.feed(data) if decoder else data
+                        reader.body += inflater.decompress(payload) if inflater else payload
+                        if decoder is not None and decoder.ended:
+                            break
+                    elif data.endswith(b"\r\n0\r\n\r\n"):  # the last chunk
                         break
                 if reader.stall_after is not None and got >= reader.stall_after:
                     while not reader.resume.is_set():
@@ -152,8 +162,16 @@ class Readers:
         return False
 
     def close(self) -> None:
-        for task in self._tasks:
-            task.cancel()
+        """Every reader stops and its connection is closed, then the loop ends."""
+
+        async def stop_all() -> None:
+            tasks = list(self._tasks)
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(stop_all(), self.loop).result(timeout=30)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=10)
 

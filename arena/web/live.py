@@ -47,7 +47,7 @@ from typing import Any
 
 import orjson
 
-from arena.web import frames
+from arena.web import frames, streams
 
 log = logging.getLogger(__name__)
 #: the largest battle (attacking x defending armies) a live view gives odds for: the web
@@ -57,6 +57,9 @@ LIVE_ODDS_CELLS = 62_500
 SEND_EVERY = 0.2
 #: a sealed segment of the prepared start holds frames of about this many bytes
 SEGMENT_BYTES = 128 * 1024
+#: the frames a start holds at most (bytes of JSON): a browser that comes late to a long
+#: match gets its latest frames, from a keyframe (``base`` says the step), not all of it
+START_BYTES = 32 * 2**20
 #: the pieces a watcher may have waiting: beyond, it is dropped (10 s of a fast match)
 QUEUE_EVENTS = 50
 #: the watchers of one match, and of every match, by default (``arena web`` options)
@@ -183,6 +186,19 @@ class Part:
         return len(self.keyframe or "") + len(self.delta) + len(self.log) + 12
 
 
+@dataclass
+class Segment:
+    """Frames ``first`` (a keyframe) to ``end`` of the prepared start, sealed: as a
+    ``frames`` event, and as a ``start`` event once it is the first kept."""
+
+    first: int
+    end: int
+    #: the step of frame ``first`` (a start from it says so: its ``base``)
+    step: int
+    frames: Piece
+    start: Piece | None = None
+
+
 def _join(parts: list[Part]) -> str:
     keyframes = ",".join(p.keyframe for p in parts if p.keyframe is not None)
     deltas = ",".join(p.delta for p in parts)
@@ -235,8 +251,12 @@ class Feed:
     head: dict[str, Any]  # game, players, board: what the start event says besides frames
     queue_events: int = QUEUE_EVENTS
     watchers: set[Watcher] = field(default_factory=set)
+    #: the frames kept, from frame number ``offset`` (those before are in no start
+    #: any more: :data:`START_BYTES`); ``count``: every frame made
     parts: list[Part] = field(default_factory=list)
-    #: how many of ``parts`` the watchers have been sent (the rest go at the next tick)
+    offset: int = 0
+    count: int = 0
+    #: how many frames the watchers have been sent (the rest go at the next tick)
     sent: int = 0
     base: int | None = None
     #: the position of the last frame
@@ -244,10 +264,11 @@ class Feed:
     #: the log entries (JSON texts) of the steps since the last frame: they go with the
     #: next one (the referee gives a batch's position after its last step only)
     pending: list[str] = field(default_factory=list)
-    #: the prepared start: segments sealed (the first a ``start`` event), where the
-    #: parts not sealed yet begin and their bytes, and those parts as one piece (for
-    #: ``open_upto`` parts), made when a browser first needs it
-    segments: list[Piece] = field(default_factory=list)
+    #: the prepared start: segments sealed (each from a keyframe on), where the frames
+    #: not sealed yet begin and their bytes, and those frames as one piece (for
+    #: ``open_upto`` frames), made when a browser first needs it
+    segments: list[Segment] = field(default_factory=list)
+    sealed_bytes: int = 0
     sealed_upto: int = 0
     open_bytes: int = 0
     open_piece: Piece | None = None
@@ -313,9 +334,10 @@ class Feed:
     def flush(self) -> None:
         """The frames not sent yet, as one piece, to every watcher; a watcher whose
         queue is full is dropped (told why), the others never wait for it."""
-        if self.sent < len(self.parts):
-            piece = Piece(_event("frames", _join(self.parts[self.sent :])))
-            self.sent = len(self.parts)
+        if self.sent < self.count:
+            piece = Piece(_event("frames", _join(self._parts(self.sent, self.count))))
+            self.sent = self.count
+            self._let_go()
             for watcher in [w for w in self.watchers if not w.put(piece)]:
                 self.watchers.discard(watcher)
                 self.dropped += 1
@@ -346,7 +368,7 @@ class Feed:
         if not message.view_json:
             return
         view = orjson.loads(message.view_json)
-        index = len(self.parts)
+        index = self.count
         keyframe = orjson.dumps(view).decode() if index % frames.KEYFRAME_EVERY == 0 else None
         change = "{}" if self.last is None else orjson.dumps(frames.delta(self.last, view)).decode()
         log = f"[{','.join(self.pending)}]"
@@ -354,39 +376,74 @@ class Feed:
             log = orjson.dumps(orjson.loads(log)).decode()
         part = Part(keyframe, change, log, message.steps)
         self.parts.append(part)
+        self.count += 1
         self.pending = []
         self.last = view
         self.open_bytes += part.size()
-        if self.open_bytes >= SEGMENT_BYTES:
+        # a segment ends before a keyframe, so that each begins with one
+        if self.open_bytes >= SEGMENT_BYTES and self.count % frames.KEYFRAME_EVERY == 0:
             self._seal()
         self.ready.set()
 
-    def _segment(self, upto: int) -> Piece:
-        """The parts from the last seal up to ``upto`` as one piece of the start: a
-        ``start`` event (with the head) if it is the first, else a ``frames`` event."""
-        doc = _join(self.parts[self.sealed_upto : upto])
-        if self.segments:
-            return Piece(_event("frames", doc))
+    def _parts(self, start: int, end: int) -> list[Part]:
+        """The frames numbered ``start`` to ``end`` (kept ones)."""
+        return self.parts[start - self.offset : end - self.offset]
+
+    def _start_event(self, doc: str, first: int, step: int) -> Piece:
+        """``doc`` (frames from frame ``first``, a keyframe, at ``step``) as a ``start``
+        event."""
+        base = (self.base or 0) if first == 0 else step
         head = orjson.dumps(
-            {**self.head, "base": self.base or 0, "keyframe_every": frames.KEYFRAME_EVERY}
+            {**self.head, "base": base, "keyframe_every": frames.KEYFRAME_EVERY}
         ).decode()
         return Piece(_event("start", f"{head[:-1]},{doc[1:]}"))
 
     def _seal(self) -> None:
-        self.segments.append(self._segment(len(self.parts)))
-        self.sealed_upto = len(self.parts)
+        first, end = self.sealed_upto, self.count
+        parts = self._parts(first, end)
+        doc = _join(parts)
+        segment = Segment(first, end, parts[0].step, Piece(_event("frames", doc)))
+        self.segments.append(segment)
+        if len(self.segments) == 1:
+            segment.start = self._start_event(doc, first, segment.step)
+        self.sealed_upto, self.sealed_bytes = end, self.sealed_bytes + len(doc)
         self.open_bytes = 0
         self.open_piece = None
+        # a long match: the start keeps its latest START_BYTES, from a segment's keyframe
+        while self.sealed_bytes > START_BYTES and len(self.segments) > 1:
+            gone = self.segments.pop(0)
+            self.sealed_bytes -= len(gone.frames.plain)
+            self.segments[0].start = None  # made when a browser next needs it
+        self._let_go()
+
+    def _let_go(self) -> None:
+        """The frames both sealed and sent are in the segments' text: not kept twice."""
+        keep = min(self.sealed_upto, self.sent)
+        if keep > self.offset:
+            del self.parts[: keep - self.offset]
+            self.offset = keep
 
     def start_pieces(self) -> list[Piece]:
-        """The prepared start: every frame so far (none before the first), as the
-        sealed segments and one piece of the frames since the last seal (made once for
-        every browser until a frame comes)."""
-        pieces = list(self.segments)
-        if self.sealed_upto < len(self.parts):
-            if self.open_piece is None or self.open_upto != len(self.parts):
-                self.open_piece = self._segment(len(self.parts))
-                self.open_upto = len(self.parts)
+        """The prepared start: every frame kept (none before the first), as the sealed
+        segments (the first as a ``start`` event) and one piece of the frames since the
+        last seal (made once for every browser until a frame comes)."""
+        pieces = [segment.frames for segment in self.segments]
+        if pieces:
+            first = self.segments[0]
+            if first.start is None:
+                text = first.frames.plain.decode()
+                doc = text.split("data: ", 1)[1].removesuffix("\n\n")
+                first.start = self._start_event(doc, first.first, first.step)
+            pieces[0] = first.start
+        if self.sealed_upto < self.count:
+            if self.open_piece is None or self.open_upto != self.count:
+                doc = _join(self._parts(self.sealed_upto, self.count))
+                self.open_piece = (
+                    Piece(_event("frames", doc))
+                    if self.segments
+                    else self._start_event(doc, self.sealed_upto, 0)
+                )
+                self.open_upto = self.count
             pieces.append(self.open_piece)
         return pieces
 
@@ -532,6 +589,8 @@ class LiveHub:
                     feed.task.cancel()  # nobody watches: stop reading the referee
                     with contextlib.suppress(asyncio.CancelledError):
                         await feed.task
+                del feed
+                streams.give_memory_back()
 
     def stop(self) -> None:
         """The server is stopping: end every browser's stream now (a ``problem`` event

@@ -38,6 +38,7 @@ import orjson
 from starlette.concurrency import run_in_threadpool
 
 from arena.store import Store
+from arena.web import streams
 
 log = logging.getLogger(__name__)
 
@@ -259,3 +260,4 @@ class TournamentHub:
                     del self.watches[tournament_id]
                 if watch.task is not None:
                     watch.task.cancel()
+                streams.give_memory_back()

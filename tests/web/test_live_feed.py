@@ -314,3 +314,35 @@ def test_which_clients_get_deflate() -> None:
     refuses = ["", "identity", "gzip, br", "deflate;q=0", "deflate;q=0.0, gzip", "*;q=0"]
     assert all(accepts_deflate(header) for header in takes)
     assert not any(accepts_deflate(header) for header in refuses)
+
+
+def test_a_long_match_s_start_keeps_its_latest_frames_from_a_keyframe(monkeypatch) -> None:
+    """The prepared start of a long match holds its latest frames (live.START_BYTES),
+    from a segment that begins with a keyframe; `base` says the step it begins at, and
+    its frames are exactly the feed's from there (the rest was let go)."""
+    from arena.web import live
+
+    monkeypatch.setattr(live, "SEGMENT_BYTES", 2_000)
+    monkeypatch.setattr(live, "START_BYTES", 20_000)
+    feed = Feed("m", "r", {"game": "stratego", "players": [], "board": {}})
+    views = []
+    for step in range(3_000):
+        view = {"ply": step, "board": [step % 7] * 20}
+        views.append(view)
+        feed._add(pb.MatchEvents(view_json=orjson.dumps(view).decode(), steps=step, seat=0))
+        if step % 40 == 0:
+            feed.flush()
+    feed.flush()
+    doc = start_doc(feed)
+    first = doc["base"]
+    assert first > 0 and first % frames.KEYFRAME_EVERY == 0  # a keyframe, not step 0
+    assert doc["steps"] == list(range(first, 3_000))
+    assert doc["keyframes"][0] == views[first]
+    view = {}
+    for index, change in enumerate(doc["deltas"]):
+        if index % doc["keyframe_every"] == 0:
+            view = doc["keyframes"][index // doc["keyframe_every"]]
+        else:
+            view = frames.apply_delta(view, change)
+        assert view == views[first + index]
+    assert len(feed.parts) < 3_000 / 2  # the frames before the start were let go
