@@ -2,8 +2,8 @@
 three crowds in one run, each beside a client that times a normal page:
 
 1. **Late live watchers**: a fast 6-seat Risk match (house bots on a referee) watched
-   by one browser for ``--first-s`` seconds, then ``--watchers`` more at once (half of
-   them taking deflate, as browsers do), for ``--crowd-s`` seconds;
+   by one browser for ``--first-s`` seconds, then ``--watchers`` more at once (taking
+   deflate, as browsers do; ``--plain`` of them not), for ``--crowd-s`` seconds;
 2. **Tournament streams**: ``--streams`` event streams of a tournament of
    ``--matches`` matches being played (house bots, `arena tournament resume` in a
    process of its own);
@@ -106,7 +106,8 @@ def bench_live(args: argparse.Namespace, work: Path, reference: dict[str, Any]) 
 
     print(
         f"(1) a fast 6-seat Risk match: 1 watcher for {args.first_s:.0f} s, then "
-        f"{args.watchers} more at once (half deflated), for {args.crowd_s:.0f} s"
+        f"{args.watchers} more at once ({args.plain} of them refusing deflate), for "
+        f"{args.crowd_s:.0f} s"
     )
     shutil.copyfile(work / "reference.db", work / "live.db")  # the same pages to time
     ref = RefereeProcess(work, "live.db")
@@ -127,7 +128,7 @@ def bench_live(args: argparse.Namespace, work: Path, reference: dict[str, Any]) 
                 joined = time.monotonic()
                 with timed(web, args.crowd_s) as got:
                     crowd_readers = [
-                        readers.add(crowd.Reader(path, deflate=n % 2 == 0, keep=False))
+                        readers.add(crowd.Reader(path, deflate=n >= args.plain, keep=False))
                         for n in range(args.watchers)
                     ]
                     time.sleep(args.crowd_s)
@@ -249,6 +250,9 @@ def bench_half_open(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller crowds, shorter")
+    parser.add_argument(
+        "--plain", type=int, default=0, help="live watchers that refuse deflate (default 0)"
+    )
     parser.add_argument("--timer", nargs=3, metavar=("HOST", "PORT", "SECONDS"))
     args = parser.parse_args()
     if args.timer:

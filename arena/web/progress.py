@@ -89,10 +89,10 @@ def state(store: Store, tournament_id: str) -> tuple[str, tuple[tuple[str, int],
 #: the most tournament streams open at once, by default (``arena web`` option)
 STREAMS = 200
 #: after a render that took t seconds, the next waits at least RENDER_GAP x t (at most
-#: RENDER_GAP_MAX seconds): a big tournament's page costs the web a fifth of a core at
+#: RENDER_GAP_MAX seconds): a big tournament's page costs the web a tenth of a core at
 #: most, whatever changes and however many watch
-RENDER_GAP = 4.0
-RENDER_GAP_MAX = 10.0
+RENDER_GAP = 9.0
+RENDER_GAP_MAX = 15.0
 
 
 class _Watch:
