@@ -24,7 +24,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -368,7 +367,7 @@ def web_process(
     """``arena web`` on the store ``db`` on a free port (``extra``: more flags; its
     standard output and error in ``log``; ``open_files``: its limit of open files, as
     ``ulimit -n`` sets it), once it answers; stopped (SIGTERM) after."""
-    from arena.web.browser import free_port
+    from arena.web.browser import free_port, wait_up
 
     port = free_port()
 
@@ -395,18 +394,7 @@ def web_process(
         )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                with urllib.request.urlopen(base + "/leaderboards", timeout=5) as answer:
-                    if answer.status == 200:
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                raise RuntimeError(f"arena web did not start: {log.read_text()}")
-            time.sleep(0.2)
+        wait_up(base, process, timeout_s, log.read_text)
         yield Web(base, "127.0.0.1", port, process, log)
     finally:
         process.terminate()

@@ -21,8 +21,9 @@ stream costs it no pass over the bytes (:func:`adler32_combine`):
 * a browser that comes late gets the match so far as the **prepared start**: the
   segments sealed as the frames came (each about :data:`SEGMENT_BYTES`, the first a
   ``start`` event, the rest ``frames`` events), and the frames since the last seal as
-  one more piece, made once for every browser that comes before the next frame. A
-  late crowd costs the web nothing per browser but writing the same pieces out.
+  one more piece, made once for every browser that comes before the next frame (at
+  most :data:`START_BYTES` of frames: a long match's latest). A late crowd costs the
+  web nothing per browser but writing the same pieces out.
 
 **Bounded.** The watchers of one match and of all matches are capped (:class:`LiveHub`:
 a browser beyond the cap gets a 503 that says the match is full); each watcher's queue
@@ -59,7 +60,7 @@ SEND_EVERY = 0.2
 SEGMENT_BYTES = 128 * 1024
 #: the frames a start holds at most (bytes of JSON): a browser that comes late to a long
 #: match gets its latest frames, from a keyframe (``base`` says the step), not all of it
-START_BYTES = 32 * 2**20
+START_BYTES = 8 * 2**20
 #: the pieces a watcher may have waiting: beyond, it is dropped (10 s of a fast match)
 QUEUE_EVENTS = 50
 #: the watchers of one match, and of every match, by default (``arena web`` options)

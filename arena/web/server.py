@@ -11,7 +11,8 @@ after which nobody is answered. :class:`GuardedH11` adds:
 * a **head timeout**: a request's head (from its first byte, or from the connection's
   opening) must be in within :attr:`Guard.head_s` seconds, or the connection is closed;
 * a **cap on connections still sending a head** (:attr:`Guard.most`): beyond it the
-  oldest of them is closed to make room, so a client that sends its request at once is
+  oldest of them (if it has waited a second; beyond twice the cap, whatever its age)
+  is closed to make room, so a client that sends its request at once is
   accepted and answered while the slow ones wait their turn to be dropped; the cap is
   kept well below the open-files limit, so accepting never fails for want of one;
 * ``TCP_NODELAY`` on every connection (asyncio sets it only on sockets made with
@@ -48,6 +49,9 @@ MAX_HEAD_BYTES = 16 * 1024
 BACKLOG = 2_048
 #: open files kept for the app itself (its database, its worker's pipes, its files)
 FD_RESERVE = 64
+#: a connection waits at least this long for its head before it may be closed to make
+#: room (seconds)
+MIN_WAIT_S = 1.0
 #: a repeated log message is written at most once per this many seconds
 LOG_EVERY_S = 10.0
 
@@ -72,17 +76,26 @@ class Guard:
     head_s: float = HEAD_S
 
     def __post_init__(self) -> None:
-        self.waiting: OrderedDict[GuardedH11, None] = OrderedDict()
+        #: each with when it began waiting (time.monotonic)
+        self.waiting: OrderedDict[GuardedH11, float] = OrderedDict()
         #: connections closed for taking too long, and to make room
         self.timed_out = 0
         self.evicted = 0
 
     def add(self, protocol: GuardedH11) -> None:
+        """``protocol`` waits for its head; beyond ``most`` the oldest waiting is closed,
+        if it has waited :data:`MIN_WAIT_S` (a client that has just connected and whose
+        request the server has not read yet is not the one to drop), and beyond twice
+        ``most`` whatever its age."""
+        now = time.monotonic()
         while len(self.waiting) >= self.most:
-            oldest, _ = self.waiting.popitem(last=False)
+            oldest, since = next(iter(self.waiting.items()))
+            if now - since < MIN_WAIT_S and len(self.waiting) < 2 * self.most:
+                break
+            del self.waiting[oldest]
             self.evicted += 1
             oldest.drop()
-        self.waiting[protocol] = None
+        self.waiting[protocol] = now
 
     def discard(self, protocol: GuardedH11) -> None:
         self.waiting.pop(protocol, None)
@@ -134,14 +147,25 @@ class GuardedH11(H11Protocol):
         self._head_timer = None
         self.guard.discard(self)
         self.guard.timed_out += 1
-        self.transport.abort()
+        self._close_now()
 
     def drop(self) -> None:
         """Closed at once (by the guard, to make room)."""
         if self._head_timer is not None:
             self._head_timer.cancel()
             self._head_timer = None
-        self.transport.abort()
+        self._close_now()
+
+    def _close_now(self) -> None:
+        """The connection aborted and its socket closed now: asyncio closes an aborted
+        socket only at the loop's next turn, and one turn accepts up to the backlog's
+        worth of connections, each making room by closing another: the open files ran
+        out in the middle of such a burst."""
+        self.transport.abort()  # the loop stops watching the socket, here and now
+        sock = getattr(self.transport, "_sock", None)
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.close()
 
 
 def protocol(guard: Guard) -> type[GuardedH11]:
@@ -199,14 +223,16 @@ def config(
     keep_alive_s: float = KEEP_ALIVE_S,
     graceful_s: float = 3.0,
 ) -> Any:
-    """uvicorn's config for the web: h11 with :class:`GuardedH11` (at most half the
-    connections still sending a head), ``limit_concurrency`` (:func:`connection_cap`),
+    """uvicorn's config for the web: h11 with :class:`GuardedH11` (a third of the
+    connections at most still sending a head), ``limit_concurrency`` (:func:`connection_cap`),
     the keep-alive timeout, the head's size, the backlog; its logging quiet
     (:func:`quiet_logs`)."""
     import uvicorn
 
     cap = connection_cap(max_connections)
-    guard = Guard(max(8, cap // 2), head_s)
+    # at most a third of the connections waiting for a head (two thirds, briefly), so
+    # that those sending their requests at once stay within limit_concurrency
+    guard = Guard(max(8, cap // 3), head_s)
     settings = uvicorn.Config(
         app,
         http=protocol(guard),

@@ -29,6 +29,7 @@ from arena.web.data import OLD_NAME
 
 from .conftest import RISK, Filled, long_replay
 from .test_live_browser import referee_process, wait_until
+from .test_live_feed import merged
 
 #: ids a match may have in a store written by another tool
 HOSTILE_ID = 'q"; filename=evil.html; x="'
@@ -353,7 +354,7 @@ def test_a_live_crowd_shares_one_start_and_a_stalled_reader_is_dropped(tmp_path:
         still = [r for r in [first, *late] if not r.done]
     assert all(r.error is None for r in readers.readers), [r.error for r in readers.readers]
     assert len(still) == 11, "the others were dropped too"
-    docs = [_merged(r.events()) for r in [first, *late]]
+    docs = [merged(r.events()) for r in [first, *late]]
     for doc in docs[1:]:  # the same frames from the same base, however late it came
         assert doc["base"] == docs[0]["base"]
         for key in ("keyframes", "deltas", "steps", "log"):
@@ -366,20 +367,6 @@ def test_a_live_crowd_shares_one_start_and_a_stalled_reader_is_dropped(tmp_path:
     assert dropped[-1].startswith(b"event: problem\n"), dropped[-1][:200]
     assert orjson.loads(dropped[-1].split(b"data: ", 1)[1])["dropped"] is True
     assert "Traceback" not in log.read_text()
-
-
-def _merged(events: list[bytes]) -> dict[str, Any]:
-    doc: dict[str, Any] = {}
-    for event in events:
-        kind, data = event.split(b"\n", 1)
-        if kind in (b"event: start", b"event: frames"):
-            part = orjson.loads(data.removeprefix(b"data: "))
-            if not doc:
-                doc = part
-            else:
-                for key in ("keyframes", "deltas", "steps", "log"):
-                    doc[key] += part[key]
-    return doc
 
 
 # --- a running tournament's page, followed by many --------------------------------------
