@@ -6,7 +6,8 @@ three crowds in one run, each beside a client that times a normal page:
    deflate, as browsers do; ``--plain`` of them not), for ``--crowd-s`` seconds;
 2. **Tournament streams**: ``--streams`` event streams of a tournament of
    ``--matches`` matches being played (house bots, `arena tournament resume` in a
-   process of its own);
+   process of its own), after as long with the tournament played and no stream (the
+   store changing all the time changes the timed page too: its own reference);
 3. **Half-open connections**: ``--half-open`` connections that each send a request's
    head a header at a time and never end it (opened again when closed), on a web
    started with a limit of ``--open-files`` open files (`ulimit -n`).
@@ -188,6 +189,10 @@ def bench_tournament(args: argparse.Namespace, work: Path, reference: dict[str, 
     try:
         with crowd.web_process(db, "--no-prebuild", log=work / "web-tournament.log") as web:
             before = crowd.rss_mb(web.process.pid)
+            # the same page while the tournament is played and nobody follows it: the
+            # store changes all the time, and the leaderboard with it
+            with timed(web, args.crowd_s) as alone:
+                time.sleep(args.crowd_s)
             readers = crowd.Readers(web.host, web.port)
             path = f"/api/tournaments/{t.id}/events"
             try:
@@ -202,7 +207,12 @@ def bench_tournament(args: argparse.Namespace, work: Path, reference: dict[str, 
             after = settle(web, args.settle_s)
         events = [b.count(b"event: tournament") for b in bodies]
         ids = {tuple(_ids(b)) for b in bodies}
-        print(line("with the streams", got, reference))
+        print(line("the tournament played, no stream", alone, reference))
+        print(line("the tournament played, with the streams", got, reference))
+        print(
+            f"    the streams' own cost: page median {got['median_ms'] / alone['median_ms']:.2f}x, "
+            f"p95 {got['p95_ms'] / alone['p95_ms']:.2f}x those with the tournament alone"
+        )
         print(
             f"    each stream got {min(events)}-{max(events)} page events; the streams saw "
             f"{len(ids)} distinct sequences of renders (those that joined together: one)"
