@@ -89,7 +89,7 @@ BROKEN = {
         "        return 1 / 0\n",
         r"crash\.py, line 5: ZeroDivisionError: division by zero$",
     ),
-    "bad.name.py": ("", r"the file name 'bad\.name' names the bot file:bad\.name"),
+    "-bad.py": ("", r"the file name '-bad' names the bot file:-bad"),
 }
 
 
