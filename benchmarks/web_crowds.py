@@ -33,6 +33,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -184,7 +185,8 @@ def bench_tournament(args: argparse.Namespace, work: Path, reference: dict[str, 
     player = subprocess.Popen(
         [*ARENA, "tournament", "resume", t.id, "--db", str(db), "--workers", "1", "--quiet"],
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        process_group=0,  # its worker processes too are ended with it
     )
     try:
         with crowd.web_process(db, "--no-prebuild", log=work / "web-tournament.log") as web:
@@ -219,7 +221,8 @@ def bench_tournament(args: argparse.Namespace, work: Path, reference: dict[str, 
         )
         print(f"    web RSS {before:.0f} MB before, {after:.0f} MB {args.settle_s:.0f} s after")
     finally:
-        player.kill()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(player.pid, signal.SIGKILL)
         player.wait()
     return db
 
