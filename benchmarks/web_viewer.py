@@ -106,7 +106,7 @@ def bench_viewer(quick: bool) -> None:
             for _ in range(2 if quick else 6):
                 before = cpu_s(web)
                 page.goto(url)
-                page.wait_for_function("window.ArenaViewer && window.ArenaViewer.completeAt")
+                page.wait_for_function("() => window.ArenaViewer && window.ArenaViewer.completeAt")
                 firsts.append(int(page.locator("#viewer").get_attribute("data-first") or 0))
                 ready.append(page.evaluate("window.ArenaViewer.readyAt"))
                 complete.append(page.evaluate("window.ArenaViewer.completeAt"))
@@ -223,7 +223,7 @@ def built_ahead(
         page = context.new_page()
         cpu = cpu_s(web)
         page.goto(f"{base}/matches/{match_id}")
-        page.wait_for_function("window.ArenaViewer && window.ArenaViewer.completeAt")
+        page.wait_for_function("() => window.ArenaViewer && window.ArenaViewer.completeAt")
         ready = page.evaluate("window.ArenaViewer.readyAt")
         complete = page.evaluate("window.ArenaViewer.completeAt")
         out.append((ready, complete, 1000 * (cpu_s(web) - cpu), changed - stored))

@@ -74,6 +74,7 @@ def store(database_url: str) -> Iterator[Store]:
 #: alone while the other workers idle (pytest-xdist's own order, the files with the most
 #: tests first, put these few-test files last). A file missing here only starts later.
 LONGEST_FIRST = (
+    "tests/web/test_crowd_streams.py",  # 100 (a live match watched until a reader drops)
     "tests/distributed/test_failures.py",  # 60
     "tests/test_demo.py",  # 56
     "tests/distributed/test_lost_tasks.py",  # 55
@@ -83,6 +84,7 @@ LONGEST_FIRST = (
     "tests/referee/test_tournaments.py",  # 43
     "tests/test_makefile.py",  # 42
     "tests/web/test_prebuild.py",  # 45 (most of it waiting on arena web processes)
+    "tests/web/test_crowds.py",  # 40
     "tests/test_wheel.py",  # 31 (47 the first time: it downloads the wheelhouse)
     "tests/distributed/test_compose_worker.py",  # 37
     "tests/referee/test_referee.py",  # 37

@@ -83,7 +83,8 @@ class Parser(argparse.ArgumentParser):
 
 def stored_options(args: argparse.Namespace) -> dict[str, str]:
     """``--option`` pairs as a replay or a tournament keeps them: every bare flag replaced
-    by what it means (``name=on``, or the option it aliases), never a null. A game this
+    by what it means (``name=on``, or the option it aliases), never a null, and a file an
+    option names read into it (a Risk map: :meth:`Game.stored_options`). A game this
     installation does not know is left to whoever plays it (a bare flag becomes ``on``)."""
     from arena.plugins import load_registry
 
@@ -95,7 +96,7 @@ def stored_options(args: argparse.Namespace) -> dict[str, str]:
     except (KeyError, ValueError):
         return {k: "on" if v is None else v for k, v in options.items()}
     registry.check_options(args.game, options, variants)
-    return game.resolve_flags(options, variants)
+    return game.stored_options(options, variants)
 
 
 def open_store(args: argparse.Namespace, create: bool = True) -> Any:

@@ -88,6 +88,8 @@ def add_parsers(sub: Any) -> None:
     run.add_argument("--seed", type=seed_argument, default=None, help=HOUSE_SEED_HELP)
     run.set_defaults(func=cmd_bot_run)
     new = bot_sub.add_parser("new", help="write a starter bot file NAME.py to build on")
-    new.add_argument("name", help="the bot's name (letters, digits, '-', '_'); writes NAME.py")
+    new.add_argument(
+        "name", help="the bot's name (ASCII letters, digits, '-', '_', '.'); writes NAME.py"
+    )
     new.add_argument("--game", required=True, help="risk or stratego")
     new.set_defaults(func=cmd_bot_new)

@@ -10,7 +10,13 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
-from arena.cli.args import db_option, port_number, positive_int, progress_options
+from arena.cli.args import (
+    db_option,
+    port_number,
+    positive_float,
+    positive_int,
+    progress_options,
+)
 from arena.cli.console import tournament_display
 
 #: how long, once stopping, the web waits for the responses still being sent (seconds)
@@ -20,8 +26,10 @@ GRACEFUL_S = 3
 def listen(host: str, port: int, option: str) -> socket.socket:
     """The web's listening socket, bound now: a port in use fails here, in one line naming
     ``option`` (the one that chooses another), before anything else has run."""
+    from arena.web.server import BACKLOG
+
     try:
-        return socket.create_server((host, port))
+        return socket.create_server((host, port), backlog=BACKLOG)
     except OSError as exc:
         why = os.strerror(exc.errno).lower() if exc.errno else str(exc)
         raise OSError(
@@ -36,6 +44,7 @@ def serve(
     say: Callable[[str], str],
     referee: str | None = None,
     prebuild: bool = True,
+    bounds: argparse.Namespace | None = None,
 ) -> int:
     """Serve the web app (uvicorn) on the store, read-only, on ``listener`` (see
     :func:`listen`; port 0 takes a free port, and the URL names it) until interrupted;
@@ -44,15 +53,26 @@ def serve(
     which ``main`` turns into exit status 130 without a traceback. A response still
     going after :data:`GRACEFUL_S` (a browser that stopped reading) is cancelled: one
     Ctrl-C is enough. ``prebuild``: build the frames of matches as they end, ahead of
-    their first viewer (:mod:`arena.web.prebuild`)."""
+    their first viewer (:mod:`arena.web.prebuild`). ``bounds``: the options of
+    :func:`bound_options` (their defaults if None)."""
     import uvicorn
 
-    from arena.web import create_app
+    from arena.web import create_app, server
+    from arena.web.app import Limits
     from arena.web.prebuild import POLL_S
 
+    b = bounds or argparse.Namespace(**{name: default for name, default, _ in BOUNDS})
+    limits = Limits(
+        live_watchers=b.live_watchers,
+        live_per_match=b.live_watchers_per_match,
+        tournament_streams=b.tournament_streams,
+        frames_bytes=b.frames_cache_mb * 2**20,
+    )
     with listener:
         # a bad store fails here, in one line
-        app = create_app(db, referee=referee, prebuild_s=None if not prebuild else POLL_S)
+        app = create_app(
+            db, referee=referee, prebuild_s=None if not prebuild else POLL_S, limits=limits
+        )
         # What exists now (modules, FastAPI's and SQLAlchemy's machinery, the games:
         # about 100,000 objects) lives as long as the process: out of the garbage
         # collector's way, its full collections walk only what requests make (each walk
@@ -61,7 +81,9 @@ def serve(
         gc.freeze()
         host, port = listener.getsockname()[:2]
         print(say(f"http://{host}:{port}"), flush=True)
-        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=GRACEFUL_S)
+        config = server.config(
+            app, b.max_connections, b.head_timeout, b.keep_alive, graceful_s=GRACEFUL_S
+        )
         uvicorn.Server(config).run(sockets=[listener])
     return 0
 
@@ -74,7 +96,38 @@ def cmd_web(args: argparse.Namespace) -> int:
         lambda url: f"arena web: {url}/ (store {args.db}, read-only)",
         referee=args.referee,
         prebuild=args.prebuild,
+        bounds=args,
     )
+
+
+#: (dest, default, help) of every bound of `arena web` (docs/web.md, "Bounds"); the
+#: defaults are those of arena.web (server, live, progress, viewers: a test checks),
+#: written here so that the command line starts without importing the web
+BOUNDS: list[tuple[str, Any, str]] = [
+    (
+        "max_connections",
+        1_000,
+        "connections served at once; beyond, a request gets a 503 (never more than the "
+        "open-files limit less 64)",
+    ),
+    ("head_timeout", 10.0, "seconds a client has to send a request's head (slow ones are closed)"),
+    ("keep_alive", 5.0, "seconds an idle connection is kept open"),
+    ("live_watchers", 1_000, "browsers watching live matches, in all"),
+    ("live_watchers_per_match", 800, "browsers watching one match"),
+    ("tournament_streams", 200, "tournament pages followed live (event streams) at once"),
+    ("frames_cache_mb", 192, "megabytes of replay viewers' frames kept"),
+]
+
+
+def bound_options(parser: argparse.ArgumentParser) -> None:
+    for name, default, help_text in BOUNDS:
+        kind = positive_float if isinstance(default, float) else positive_int
+        parser.add_argument(
+            "--" + name.replace("_", "-"),
+            type=kind,
+            default=default,
+            help=f"{help_text} (default {default:g})",
+        )
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -113,6 +166,7 @@ def add_parsers(sub: Any) -> None:
         help="do not build the frames of matches as they end (a long replay's first "
         "viewer then waits for them)",
     )
+    bound_options(web)
     db_option(web)
     web.set_defaults(func=cmd_web)
 

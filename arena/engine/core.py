@@ -228,6 +228,9 @@ class OptionSpec:
     parse: Callable[[str], Any] = str
     #: bare flags that set this option: ``--option fixed-cards`` means ``cards=fixed``
     aliases: tuple[tuple[str, str], ...] = ()
+    #: what a command stores for a value given on its command line (Risk's ``map``: a
+    #: file's content for its path, read there and nowhere else); None: the value itself
+    stored: Callable[[str], str] | None = None
 
     def convert(self, value: str) -> Any:
         if self.choices is not None and value not in self.choices:
@@ -379,6 +382,21 @@ class Game(ABC):
             if name in given and given[name] != value:
                 raise ValueError(f"option {name} given twice: {given[name]} and {value}")
             given[name] = value
+        return given
+
+    def stored_options(
+        self, options: Mapping[str, str | None], variants: Sequence[Any] = ()
+    ) -> dict[str, str]:
+        """What a command stores for options given on its command line:
+        :meth:`resolve_flags`, then each value as its option's ``stored`` makes it (a
+        Risk map file read into the option). Only a command line's options go through
+        this: an option that reaches the referee or the web is never read as a path."""
+        specs = self._specs(variants)
+        given = self.resolve_flags(options, variants)
+        for name, value in given.items():
+            spec = specs.get(name)
+            if spec is not None and spec.stored is not None:
+                given[name] = spec.stored(value)
         return given
 
     def parse_options(

@@ -167,6 +167,7 @@ def make_table(
     chosen = reg.resolve_variants(game_name, variants)
     given = {name: str(value) for name, value in (options or {}).items()}
     reg.check_options(game_name, dict(given), chosen)
+    given = game.stored_options(given, chosen)  # a Risk map file: read here, into the option
     probe = game.new_state(num_players, 0, given, chosen)
     return Table(game, codec_of(probe, given), num_players, given, chosen)
 

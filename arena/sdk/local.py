@@ -129,7 +129,7 @@ def _where(path: str, exc: BaseException) -> str:
 
 def load(spec: str) -> LocalBot:
     """The bot defined in the file ``spec``; ValueError (one line) if there is none."""
-    from arena.store.db import check_bot_name
+    from arena.store.db import BOT_NAME_RULE, check_bot_name
 
     path = Path(spec).expanduser()
     if path.suffix != ".py":
@@ -140,8 +140,8 @@ def load(spec: str) -> LocalBot:
         check_bot_name(path.stem)
     except ValueError:
         raise ValueError(
-            f"{spec}: the file name {path.stem!r} names the bot file:{path.stem}: use 1-64 "
-            "letters, digits, '-' or '_'"
+            f"{spec}: the file name {path.stem!r} names the bot file:{path.stem}: use "
+            f"{BOT_NAME_RULE}"
         ) from None
     absolute = str(path.resolve())
     content = path.read_bytes()

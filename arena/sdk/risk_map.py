@@ -13,7 +13,7 @@ from functools import cache
 from types import MappingProxyType
 
 from arena.games.risk import cards
-from arena.games.risk.map import load_map
+from arena.games.risk.map import load_map, map_option
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ class RiskMap:
 def risk_map(name_or_path: str = "classic") -> RiskMap:
     """The map the engine plays: a built-in one by name (``classic``, the observation's
     ``map``) or a map file by path. ValueError for an unknown map."""
-    data = load_map(name_or_path)
+    data = load_map(map_option(name_or_path))  # a file of yours: read here
     names = data.territories
     return RiskMap(
         name=data.name,

@@ -149,7 +149,7 @@ def class_name(stem: str) -> str:
 def write_starter(target: str, game: str) -> Path:
     """Write the starter bot ``target`` (``NAME`` or ``path/NAME``, ``.py`` optional) for
     ``game``; never over an existing file."""
-    from arena.store.db import check_bot_name
+    from arena.store.db import BOT_NAME_RULE, check_bot_name
 
     if game not in GAMES:
         raise ValueError(f"--game {game!r}: expected one of {', '.join(sorted(GAMES))}")
@@ -158,8 +158,7 @@ def write_starter(target: str, game: str) -> Path:
         check_bot_name(path.stem)
     except ValueError:
         raise ValueError(
-            f"bot name {path.stem!r}: 1-64 letters, digits, '-' or '_' (it names the file "
-            "and the bot)"
+            f"bot name {path.stem!r}: {BOT_NAME_RULE} (it names the file and the bot)"
         ) from None
     title, body, opponents, others = GAMES[game]
     fields = {

@@ -6,6 +6,7 @@ store is opened (``arena/store/migrate.py``).
 """
 
 from arena.store.db import (
+    BOT_NAME_RULE,
     HOUSE_PREFIX,
     Claim,
     NewMatch,
@@ -17,6 +18,7 @@ from arena.store.db import (
     check_bot_name,
     database_url,
     hash_token,
+    valid_bot_name,
 )
 from arena.store.models import (
     BotRow,
@@ -30,6 +32,7 @@ from arena.store.models import (
 )
 
 __all__ = [
+    "BOT_NAME_RULE",
     "HOUSE_PREFIX",
     "BotRow",
     "Claim",
@@ -48,5 +51,6 @@ __all__ = [
     "check_bot_name",
     "database_url",
     "hash_token",
+    "valid_bot_name",
     "variant_key",
 ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 import uuid
 from collections import Counter
@@ -68,9 +69,30 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+#: a bot's name: ASCII letters, digits, "-", "_" and ".", starting with a letter or a
+#: digit, at most BOT_NAME_MAX characters: nothing that looks like another name (no
+#: Cyrillic "a" for a Latin one, no full-width letters), nothing a command line takes
+#: for an option (a leading "-"), nothing a URL or a label ("NAME@VERSION") must escape
+BOT_NAME_MAX = 64
+BOT_NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{BOT_NAME_MAX - 1}}}")
+BOT_NAME_RULE = (
+    f"1 to {BOT_NAME_MAX} ASCII letters, digits, '-', '_' or '.', starting with a letter or a digit"
+)
+
+
+def valid_bot_name(name: object) -> bool:
+    """Whether ``name`` follows today's rule (:data:`BOT_NAME`). A store may hold names
+    from before it (an older Arena took any Unicode letter); they keep working, and the
+    web marks them (``arena.web.data.shown_label``)."""
+    return isinstance(name, str) and BOT_NAME.fullmatch(name) is not None
+
+
 def check_bot_name(name: str) -> str:
-    if not name or len(name) > 64 or not name.replace("-", "").replace("_", "").isalnum():
-        raise ValueError(f"bot name {name!r}: 1-64 letters, digits, '-' or '_'")
+    """``name`` if it follows the rule of bot names, else ValueError saying the rule:
+    the one check of every way a bot gets a name (the referee's RegisterBot, the
+    command line, a house or file bot)."""
+    if not valid_bot_name(name):
+        raise ValueError(f"bot name {name!r}: {BOT_NAME_RULE}")
     return name
 
 
@@ -824,7 +846,9 @@ class Store:
             if row is None and len(tournament_id) >= 4:  # a unique prefix will do
                 rows = list(
                     s.scalars(
-                        select(TournamentRow).where(TournamentRow.id.startswith(tournament_id))
+                        select(TournamentRow).where(
+                            TournamentRow.id.startswith(tournament_id, autoescape=True)
+                        )
                     ).all()
                 )
                 row = rows[0] if len(rows) == 1 else None

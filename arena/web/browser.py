@@ -18,7 +18,7 @@ import sys
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,19 +59,7 @@ def serve(db: Path | str, *extra: str, timeout_s: float = 60.0) -> Iterator[str]
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                with urllib.request.urlopen(base + "/", timeout=5) as answer:
-                    if answer.status == 200:
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                said = process.communicate()[0]
-                raise RuntimeError(f"arena web did not start: {said}")
-            time.sleep(0.2)
+        wait_up(base, process, timeout_s, lambda: process.communicate()[0])
         yield base
     finally:
         process.terminate()
@@ -84,10 +72,30 @@ def serve(db: Path | str, *extra: str, timeout_s: float = 60.0) -> Iterator[str]
             process.stdout.close()
 
 
-def store_replay(db: Path | str, text: str) -> str:
+def wait_up(
+    base: str, process: subprocess.Popen[Any], timeout_s: float, said: Callable[[], str]
+) -> None:
+    """Returns once ``arena web`` (``process``) answers at ``base``; RuntimeError with
+    what it ``said`` if it ends or does not answer within ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with urllib.request.urlopen(base + "/", timeout=5) as answer:
+                if answer.status == 200:
+                    return
+        except OSError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError(f"arena web did not start: {said()}")
+        time.sleep(0.2)
+
+
+def store_replay(db: Path | str, text: str, match_id: str | None = None) -> str:
     """The store at ``db`` (made if missing) holding the replay ``text`` as a finished
-    match of house:random (a match of no tournament: its replay is shown at once); the
-    match's id. The long replays the viewer's tests and benchmark open."""
+    match of house:random (a match of no tournament: its replay is shown at once), by
+    ``match_id`` (None: a new one); the match's id. The long replays the viewer's tests
+    and benchmark open."""
     import json
 
     from arena.store import Outcome, Store
@@ -96,7 +104,7 @@ def store_replay(db: Path | str, text: str) -> str:
     store = Store(str(db))
     try:
         house = store.house_bot("random")
-        match_id = "long-" + uuid.uuid4().hex[:8]
+        match_id = match_id or "long-" + uuid.uuid4().hex[:8]
         seats = replay["num_players"]
         store.start_match(
             match_id,

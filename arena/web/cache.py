@@ -343,12 +343,17 @@ class Boards:
 
     def board(self, game: str, variants: str) -> Board:
         """The board brought up to the store as it is now (read under the board's lock:
-        one request reads, the others wait for it and find it done)."""
+        one request reads, the others wait for it and find it done). A pair the store
+        has no finished match of (:meth:`listed`) gets an empty board that is not kept:
+        made-up names cost nothing to remember."""
         generation = self._look()
         with self._lock:
             board = self._boards.get((game, variants))
-            if board is None:
-                board = self._boards[game, variants] = Board(game, variants)
+        if board is None:
+            if (game, variants) not in self.listed():
+                return Board(game, variants)
+            with self._lock:
+                board = self._boards.setdefault((game, variants), Board(game, variants))
         with board.lock:
             if board.checked != generation:
                 self._refresh(board)

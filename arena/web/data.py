@@ -22,11 +22,20 @@ import orjson
 from sqlalchemy import func, select
 
 from arena.ratings import pairwise
-from arena.store import BotRow, MatchRow, SeatRow, Store, TournamentRow, variant_key
+from arena.store import (
+    BotRow,
+    MatchRow,
+    SeatRow,
+    Store,
+    TournamentRow,
+    valid_bot_name,
+    variant_key,
+)
 from arena.store.db import as_utc
 from arena.tournament.leaderboard import board_title, compute
 from arena.web import frames, progress, visibility
 from arena.web.cache import Boards, board_row
+from arena.web.errors import BadRequest, Hidden, NotFound
 
 #: every status of a match but ``finished``
 UNFINISHED = ("pending", "running", "aborted", "failed")
@@ -47,8 +56,31 @@ SORTS = {
 HISTORY_POINTS = 40
 
 
-class NotFound(LookupError):
-    """Nothing by that name or id: a 404 with this message."""
+__all__ = ["BadRequest", "Hidden", "NotFound"]
+
+
+#: what marks a bot name from before today's rule of names, on a page
+OLD_NAME = " (an old name)"
+
+
+def shown_label(text: str) -> str:
+    """A bot's name or label (``NAME``, ``NAME@VERSION``, ``house:NAME``, ``file:NAME``)
+    as a page shows it: as it is when the name follows today's rule
+    (:data:`arena.store.db.BOT_NAME`); else, a name registered before the rule, with
+    each character that is not printable ASCII as its code point (``spy[U+0410]``: a
+    Cyrillic letter cannot pass for a Latin one, nor a full-width one, nor an invisible
+    one for nothing) and marked :data:`OLD_NAME` (the page escapes the rest as any
+    text). The API gives names as they are."""
+    name, at, version = text.rpartition("@")
+    if not at or not version.isdigit():
+        name, at, version = text, "", ""
+    kind, colon, bare = name.partition(":")
+    if not colon or kind not in ("house", "file"):
+        kind, colon, bare = "", "", name
+    if valid_bot_name(bare):
+        return text
+    shown = "".join(c if " " <= c <= "~" else f"[U+{ord(c):04X}]" for c in bare)
+    return f"{kind}{colon}{shown}{at}{version}{OLD_NAME}"
 
 
 def board_key(segment: str) -> str:
@@ -71,7 +103,7 @@ def sort_rows(rows: list[dict[str, Any]], sort: str) -> list[dict[str, Any]]:
     """Rows ordered by ``sort`` (a column of :data:`SORTS`, ``-`` first: descending)."""
     column = sort.removeprefix("-")
     if column not in SORTS:
-        raise ValueError(f"sort {sort!r}: expected one of {', '.join(SORTS)} (or -COLUMN)")
+        raise BadRequest(f"sort {sort!r}: expected one of {', '.join(SORTS)} (or -COLUMN)")
     field = SORTS[column]
     # ties keep the leaderboard's order, whichever the direction (the sort is stable)
     return sorted(rows, key=lambda r: r[field], reverse=sort.startswith("-"))
@@ -239,7 +271,7 @@ def match(store: Store, match_id: str) -> dict[str, Any]:
     return {
         **summary,
         "tournament_name": tournament.name if tournament else None,
-        "options": row.options,
+        "options": shown_options(row.game, row.options),
         "variant_list": row.variants,
         "result": result,
         "attempts": row.attempts,
@@ -252,23 +284,49 @@ def match(store: Store, match_id: str) -> dict[str, Any]:
     }
 
 
+def shown_options(game: str, options: dict[str, Any] | None) -> dict[str, Any]:
+    """A match's or a tournament's options as pages and the API show them: a Risk map by
+    its name (:func:`~arena.games.risk.map.map_shown`: never a path an older Arena
+    stored, nor a map's whole JSON)."""
+    out = dict(options or {})
+    if game == "risk" and "map" in out:
+        from arena.games.risk.map import map_shown
+
+        out["map"] = map_shown(str(out["map"]))
+    return out
+
+
+def _legacy_map_path(row: MatchRow) -> bool:
+    """Whether a Risk match's stored ``map`` option is neither a built-in name nor a
+    map's content: a path an older Arena stored."""
+    from arena.games.risk.map import BUILT_IN
+
+    value = str((row.options or {}).get("map", "classic")) if row.game == "risk" else "classic"
+    return not (BUILT_IN.fullmatch(value) or value.lstrip().startswith("{"))
+
+
 def check_replay_shown(store: Store, match_id: str) -> None:
-    """:class:`PermissionError` while the match's replay is hidden (NotFound: no match)."""
+    """:class:`Hidden` while the match's replay is hidden (NotFound: no match)."""
     row = store.match(match_id)
     if row is None:
         raise NotFound(f"no match {match_id!r}")
     tournament = store.tournament(row.tournament_id) if row.tournament_id else None
     hidden = visibility.replay_hidden_why(row, tournament)
     if hidden is not None:
-        raise PermissionError(f"the replay of match {match_id} is hidden for now: {hidden}")
+        raise Hidden(f"the replay of match {match_id} is hidden for now: {hidden}")
 
 
 def replay_text(store: Store, match_id: str) -> str:
-    """The replay's JSON text, if it may be shown (:class:`PermissionError` if not yet)."""
+    """The replay's JSON text, if it may be shown (:class:`Hidden` if not yet)."""
     check_replay_shown(store, match_id)
     text = store.replay(match_id)
     if text is None:
         raise NotFound(f"match {match_id} has no stored replay")
+    row = store.match(match_id)
+    if row is not None and _legacy_map_path(row):  # a path of the machine that played
+        doc = orjson.loads(text)
+        doc["options"] = shown_options("risk", doc.get("options"))
+        text = orjson.dumps(doc).decode()
     return text
 
 
@@ -281,7 +339,7 @@ def event_log(store: Store, match_id: str, page: int, per_page: int = 200) -> di
 
 
 def replay_doc(store: Store, match_id: str) -> dict[str, Any]:
-    """The replay's JSON, parsed, if it may be shown (:class:`PermissionError` if not
+    """The replay's JSON, parsed, if it may be shown (:class:`Hidden` if not
     yet); read-only (inside :func:`one_replay_read` it is shared). A long replay (4 MB)
     is a tree of a million lists and dicts: a caller that reads it once and lets it go
     does so inside :func:`arena.web.frames.paused_gc`, or the collector's passes over it
@@ -331,7 +389,7 @@ def _log_rows(replay: dict[str, Any], match_id: str, page: int, per_page: int) -
     count = first + len(steps)
     pages = max(1, -(-count // per_page))
     if not 1 <= page <= pages:
-        raise ValueError(f"page {page}: the event log has pages 1 to {pages}")
+        raise BadRequest(f"page {page}: the event log has pages 1 to {pages}")
     rows: list[dict[str, Any]] = []  # only this page's rows: a long replay has 30,000
     for row in range((page - 1) * per_page, min(page * per_page, count)):
         if row < first:
@@ -421,7 +479,7 @@ def tournament(store: Store, tournament_id: str, sort: str = "rank") -> dict[str
     matches = _summaries(store, store.tournament_matches(t.id))
     return {
         **_tournament_summary(store, t),
-        "options": t.options,
+        "options": shown_options(t.game, t.options),
         "entries": [{"label": e.label, "challenger": e.challenger} for e in entries],
         "standings": standings,
         "crosstable": crosstable(store, t, [e.label for e in entries]),

@@ -9,10 +9,27 @@ same deltas), one per position the referee gave: a slow match's frame is one ste
 fast match's the steps of a batch, each of which its log still lists. A Risk battle
 carries the odds it had when it began (:class:`~arena.web.frames.RiskOdds`) when its
 step is the first after a frame: the armies are known then; a battle inside a batch
-has none (its armies changed where the web could not see). Every :data:`SEND_EVERY`
-seconds the frames made since are encoded once, as one ``frames`` event, and queued for
-every browser watching (:meth:`LiveHub.stream`): a fast match costs the web one
-encoding and a write per browser per interval, and a frame per batch, not per step.
+has none (its armies changed where the web could not see).
+
+**Shared, not per browser.** Everything a browser is sent is a :class:`Piece`, the
+same bytes object for every browser, deflated once (when a browser that takes
+``deflate`` first needs it) and with its Adler-32 known, so that each browser's zlib
+stream costs it no pass over the bytes (:func:`adler32_combine`):
+
+* every :data:`SEND_EVERY` seconds the frames made since are one ``frames`` piece,
+  put in each watcher's queue;
+* a browser that comes late gets the match so far as the **prepared start**: the
+  segments sealed as the frames came (each about :data:`SEGMENT_BYTES`, the first a
+  ``start`` event, the rest ``frames`` events), and the frames since the last seal as
+  one more piece, made once for every browser that comes before the next frame (at
+  most :data:`START_BYTES` of frames: a long match's latest). A late crowd costs the
+  web nothing per browser but writing the same pieces out.
+
+**Bounded.** The watchers of one match and of all matches are capped (:class:`LiveHub`:
+a browser beyond the cap gets a 503 that says the match is full); each watcher's queue
+holds :data:`QUEUE_EVENTS` pieces: a browser that falls that far behind (it stopped
+reading) is dropped, with a ``problem`` event saying why once it reads again, and the
+others never wait for it.
 
 Everything sent comes from the referee's spectator messages (only public facts), the
 match's players and the map's names.
@@ -24,17 +41,14 @@ import asyncio
 import contextlib
 import logging
 import zlib
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
-from arena.web import frames
-
-#: a browser's queue: each event as sent plain and deflated (b"" if nobody asked), then
-#: None for the end
-Queue = asyncio.Queue[tuple[bytes, bytes] | None]
+from arena.web import frames, streams
 
 log = logging.getLogger(__name__)
 #: the largest battle (attacking x defending armies) a live view gives odds for: the web
@@ -42,6 +56,16 @@ log = logging.getLogger(__name__)
 LIVE_ODDS_CELLS = 62_500
 #: how often the new frames go to the browsers, as one event (seconds)
 SEND_EVERY = 0.2
+#: a sealed segment of the prepared start holds frames of about this many bytes
+SEGMENT_BYTES = 128 * 1024
+#: the frames a start holds at most (bytes of JSON): a browser that comes late to a long
+#: match gets its latest frames, from a keyframe (``base`` says the step), not all of it
+START_BYTES = 8 * 2**20
+#: the pieces a watcher may have waiting: beyond, it is dropped (10 s of a fast match)
+QUEUE_EVENTS = 50
+#: the watchers of one match, and of every match, by default (``arena web`` options)
+WATCHERS_PER_MATCH = 800
+WATCHERS = 1_000
 
 
 def _event(kind: str, text: str) -> bytes:
@@ -60,21 +84,57 @@ def deflate(data: bytes) -> bytes:
     return packer.compress(data) + packer.flush(zlib.Z_FULL_FLUSH)
 
 
+_ADLER_BASE = 65521
+
+
+def adler32_combine(first: int, second: int, second_length: int) -> int:
+    """The Adler-32 of ``a + b`` from that of ``a``, that of ``b`` and ``len(b)``
+    (zlib's ``adler32_combine``, which Python's zlib does not offer): a browser's
+    checksum over the shared pieces it is sent, without reading their bytes again."""
+    rem = second_length % _ADLER_BASE
+    sum1 = first & 0xFFFF
+    sum2 = (rem * sum1) % _ADLER_BASE
+    sum1 += (second & 0xFFFF) + _ADLER_BASE - 1
+    sum2 += ((first >> 16) & 0xFFFF) + ((second >> 16) & 0xFFFF) + _ADLER_BASE - rem
+    sum1 %= _ADLER_BASE
+    sum2 %= _ADLER_BASE
+    return sum1 | (sum2 << 16)
+
+
+class Piece:
+    """Bytes sent as they are to every browser that gets them: ``plain``, its deflated
+    form (:func:`deflate`, made once, when a browser first asks for it) and the
+    Adler-32 and length of ``plain``."""
+
+    __slots__ = ("_deflated", "adler", "plain")
+
+    def __init__(self, plain: bytes) -> None:
+        self.plain = plain
+        self.adler = zlib.adler32(plain)
+        self._deflated: bytes | None = None
+
+    def deflated(self) -> bytes:
+        if self._deflated is None:
+            self._deflated = deflate(self.plain)
+        return self._deflated
+
+
 class Inflatable:
     """One browser's deflated stream: the pieces it is sent, wrapped as zlib (its header
     first, and at the end the final block and the Adler-32 of all it inflates to; each
-    browser starts where it starts, so the checksum is its own)."""
+    browser starts where it starts, so the checksum is its own, made from the pieces'
+    own by :func:`adler32_combine`)."""
 
     def __init__(self) -> None:
         self.adler = zlib.adler32(b"")
 
-    def first(self, event: bytes) -> bytes:
-        return ZLIB_HEADER + self.piece(event, deflate(event))
+    def first(self, piece: Piece) -> bytes:
+        return ZLIB_HEADER + self.piece(piece)
 
-    def piece(self, event: bytes, deflated: bytes) -> bytes:
-        """``deflated`` (:func:`deflate` of ``event``), counting ``event`` in."""
-        self.adler = zlib.adler32(event, self.adler)
-        return deflated
+    def piece(self, piece: Piece) -> bytes:
+        """``piece`` deflated, counting its bytes in."""
+        self.adler = adler32_combine(self.adler, piece.adler, len(piece.plain))
+        return piece.deflated()
 
     def end(self) -> bytes:
         return DEFLATE_END + self.adler.to_bytes(4, "big")
@@ -99,6 +159,17 @@ ZLIB_HEADER = b"\x78\x01"
 DEFLATE_END = b"\x03\x00"
 #: how hard the web compresses (1: fastest; the frames' JSON shrinks about 7 times)
 DEFLATE_LEVEL = 1
+#: the first bytes of every stream: the response starts at once
+WATCHING = Piece(b": watching\n\n")
+#: what a watcher dropped for falling behind is told
+TOO_SLOW = (
+    "this browser fell too far behind the match (it read the stream too slowly) and was "
+    "dropped: reload the page to watch from where the match is now"
+)
+#: the last event of a watcher dropped for falling behind
+DROPPED = Piece(_event("problem", orjson.dumps({"detail": TOO_SLOW, "dropped": True}).decode()))
+#: what a browser beyond the cap of watchers is told
+FULL = "this match has as many watchers as this web app takes: try again in a minute"
 
 
 @dataclass
@@ -112,6 +183,22 @@ class Part:
     log: str
     step: int
 
+    def size(self) -> int:
+        return len(self.keyframe or "") + len(self.delta) + len(self.log) + 12
+
+
+@dataclass
+class Segment:
+    """Frames ``first`` (a keyframe) to ``end`` of the prepared start, sealed: as a
+    ``frames`` event, and as a ``start`` event once it is the first kept."""
+
+    first: int
+    end: int
+    #: the step of frame ``first`` (a start from it says so: its ``base``)
+    step: int
+    frames: Piece
+    start: Piece | None = None
+
 
 def _join(parts: list[Part]) -> str:
     keyframes = ",".join(p.keyframe for p in parts if p.keyframe is not None)
@@ -121,19 +208,56 @@ def _join(parts: list[Part]) -> str:
     return f'{{"keyframes":[{keyframes}],"deltas":[{deltas}],"steps":[{steps}],"log":[{logs}]}}'
 
 
+class Watcher:
+    """One browser on a feed: a queue of pieces of at most ``limit`` (None: the end)."""
+
+    __slots__ = ("limit", "packed", "queue", "wake")
+
+    def __init__(self, packed: bool, limit: int = QUEUE_EVENTS) -> None:
+        self.packed = packed
+        self.limit = limit
+        self.queue: deque[Piece | None] = deque()
+        self.wake = asyncio.Event()
+
+    def put(self, piece: Piece) -> bool:
+        """Queues ``piece``; False (and nothing queued) when the queue is full."""
+        if len(self.queue) >= self.limit:
+            return False
+        self.queue.append(piece)
+        self.wake.set()
+        return True
+
+    def end(self, piece: Piece, drop: bool = False) -> None:
+        """The last piece, then the end; ``drop``: instead of what is waiting."""
+        if drop:
+            self.queue.clear()
+        self.queue.append(piece)
+        self.queue.append(None)
+        self.wake.set()
+
+    async def get(self) -> Piece | None:
+        while not self.queue:
+            self.wake.clear()
+            await self.wake.wait()
+        return self.queue.popleft()
+
+
 @dataclass
 class Feed:
     """One running match as the referee streams it to spectators, and the browsers
-    watching it (each a queue of encoded events; None ends it)."""
+    watching it."""
 
     match_id: str
     referee: str
     head: dict[str, Any]  # game, players, board: what the start event says besides frames
-    #: each browser's queue of events (None: the end), each with its deflated bytes if
-    #: the browser asked for them deflated (b"" if not), and whether it did
-    watchers: dict[Queue, bool] = field(default_factory=dict)
+    queue_events: int = QUEUE_EVENTS
+    watchers: set[Watcher] = field(default_factory=set)
+    #: the frames kept, from frame number ``offset`` (those before are in no start
+    #: any more: :data:`START_BYTES`); ``count``: every frame made
     parts: list[Part] = field(default_factory=list)
-    #: how many of ``parts`` the watchers have been sent (the rest go at the next tick)
+    offset: int = 0
+    count: int = 0
+    #: how many frames the watchers have been sent (the rest go at the next tick)
     sent: int = 0
     base: int | None = None
     #: the position of the last frame
@@ -141,12 +265,23 @@ class Feed:
     #: the log entries (JSON texts) of the steps since the last frame: they go with the
     #: next one (the referee gives a batch's position after its last step only)
     pending: list[str] = field(default_factory=list)
+    #: the prepared start: segments sealed (each from a keyframe on), where the frames
+    #: not sealed yet begin and their bytes, and those frames as one piece (for
+    #: ``open_upto`` frames), made when a browser first needs it
+    segments: list[Segment] = field(default_factory=list)
+    sealed_bytes: int = 0
+    sealed_upto: int = 0
+    open_bytes: int = 0
+    open_piece: Piece | None = None
+    open_upto: int = 0
     ended: str | None = None  # the end event's JSON, once the match has ended
     problem: str | None = None
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
     #: browsers on this feed, waiting for its first frame or watching
     viewers: int = 0
+    #: watchers dropped for falling behind
+    dropped: int = 0
     odds: frames.RiskOdds | None = None
 
     def __post_init__(self) -> None:
@@ -176,18 +311,19 @@ class Feed:
                         return
                     for events in message.batch.steps or [message.events]:
                         self._add(events)
-            self._stop(f"the referee at {self.referee} ended the stream before the match")
+            self._stop("the referee ended the stream before the match ended")
         except grpc.aio.AioRpcError as exc:
             if exc.code() == grpc.StatusCode.NOT_FOUND:
                 self._stop(
-                    f"the referee at {self.referee} is not playing match {self.match_id}: "
+                    f"the referee of this web app is not playing match {self.match_id}: "
                     "it may be played by another referee"
                 )
-            else:
-                self._stop(f"the referee at {self.referee} did not answer: {exc.details()}")
-        except Exception as exc:  # a stream we cannot read: say so, never leave them waiting
+            else:  # the referee's own words go to the log: they may name its machine
+                log.warning("watching match %s: %s %s", self.match_id, exc.code(), exc.details())
+                self._stop("the referee did not answer (the web's log says more)")
+        except Exception:  # a stream we cannot read: say so, never leave them waiting
             log.exception("watching match %s", self.match_id)
-            self._stop(f"the live view of match {self.match_id} failed: {exc}")
+            self._stop(f"the live view of match {self.match_id} failed (the web's log says why)")
         finally:
             ticker.cancel()
 
@@ -197,13 +333,16 @@ class Feed:
             self.flush()
 
     def flush(self) -> None:
-        """The frames not sent yet, as one event, to every watcher."""
-        if self.sent < len(self.parts):
-            event = _event("frames", _join(self.parts[self.sent :]))
-            self.sent = len(self.parts)
-            deflated = deflate(event) if any(self.watchers.values()) else b""
-            for queue in self.watchers:
-                queue.put_nowait((event, deflated))
+        """The frames not sent yet, as one piece, to every watcher; a watcher whose
+        queue is full is dropped (told why), the others never wait for it."""
+        if self.sent < self.count:
+            piece = Piece(_event("frames", _join(self._parts(self.sent, self.count))))
+            self.sent = self.count
+            self._let_go()
+            for watcher in [w for w in self.watchers if not w.put(piece)]:
+                self.watchers.discard(watcher)
+                self.dropped += 1
+                watcher.end(DROPPED, drop=True)
 
     def _add(self, message: Any) -> None:
         """One step (a MatchEvents): its log entry; a frame if it comes with its position
@@ -230,16 +369,84 @@ class Feed:
         if not message.view_json:
             return
         view = orjson.loads(message.view_json)
-        index = len(self.parts)
+        index = self.count
         keyframe = orjson.dumps(view).decode() if index % frames.KEYFRAME_EVERY == 0 else None
         change = "{}" if self.last is None else orjson.dumps(frames.delta(self.last, view)).decode()
         log = f"[{','.join(self.pending)}]"
         if "\n" in log or "\r" in log:  # the referee's JSON spaced out: an event is one line
             log = orjson.dumps(orjson.loads(log)).decode()
-        self.parts.append(Part(keyframe, change, log, message.steps))
+        part = Part(keyframe, change, log, message.steps)
+        self.parts.append(part)
+        self.count += 1
         self.pending = []
         self.last = view
+        self.open_bytes += part.size()
+        # a segment ends before a keyframe, so that each begins with one
+        if self.open_bytes >= SEGMENT_BYTES and self.count % frames.KEYFRAME_EVERY == 0:
+            self._seal()
         self.ready.set()
+
+    def _parts(self, start: int, end: int) -> list[Part]:
+        """The frames numbered ``start`` to ``end`` (kept ones)."""
+        return self.parts[start - self.offset : end - self.offset]
+
+    def _start_event(self, doc: str, first: int, step: int) -> Piece:
+        """``doc`` (frames from frame ``first``, a keyframe, at ``step``) as a ``start``
+        event."""
+        base = (self.base or 0) if first == 0 else step
+        head = orjson.dumps(
+            {**self.head, "base": base, "keyframe_every": frames.KEYFRAME_EVERY}
+        ).decode()
+        return Piece(_event("start", f"{head[:-1]},{doc[1:]}"))
+
+    def _seal(self) -> None:
+        first, end = self.sealed_upto, self.count
+        parts = self._parts(first, end)
+        doc = _join(parts)
+        segment = Segment(first, end, parts[0].step, Piece(_event("frames", doc)))
+        self.segments.append(segment)
+        if len(self.segments) == 1:
+            segment.start = self._start_event(doc, first, segment.step)
+        self.sealed_upto, self.sealed_bytes = end, self.sealed_bytes + len(doc)
+        self.open_bytes = 0
+        self.open_piece = None
+        # a long match: the start keeps its latest START_BYTES, from a segment's keyframe
+        while self.sealed_bytes > START_BYTES and len(self.segments) > 1:
+            gone = self.segments.pop(0)
+            self.sealed_bytes -= len(gone.frames.plain)
+            self.segments[0].start = None  # made when a browser next needs it
+        self._let_go()
+
+    def _let_go(self) -> None:
+        """The frames both sealed and sent are in the segments' text: not kept twice."""
+        keep = min(self.sealed_upto, self.sent)
+        if keep > self.offset:
+            del self.parts[: keep - self.offset]
+            self.offset = keep
+
+    def start_pieces(self) -> list[Piece]:
+        """The prepared start: every frame kept (none before the first), as the sealed
+        segments (the first as a ``start`` event) and one piece of the frames since the
+        last seal (made once for every browser until a frame comes)."""
+        pieces = [segment.frames for segment in self.segments]
+        if pieces:
+            first = self.segments[0]
+            if first.start is None:
+                text = first.frames.plain.decode()
+                doc = text.split("data: ", 1)[1].removesuffix("\n\n")
+                first.start = self._start_event(doc, first.first, first.step)
+            pieces[0] = first.start
+        if self.sealed_upto < self.count:
+            if self.open_piece is None or self.open_upto != self.count:
+                doc = _join(self._parts(self.sealed_upto, self.count))
+                self.open_piece = (
+                    Piece(_event("frames", doc))
+                    if self.segments
+                    else self._start_event(doc, self.sealed_upto, 0)
+                )
+                self.open_upto = self.count
+            pieces.append(self.open_piece)
+        return pieces
 
     def _end(self, end: dict[str, Any]) -> None:
         self.ended = orjson.dumps(end).decode()
@@ -249,57 +456,78 @@ class Feed:
         self.problem = orjson.dumps({"detail": why}).decode()
         self._close()
 
+    def _last_piece(self) -> Piece:
+        """The end event, or why the match cannot be watched."""
+        if self.ended is not None:
+            return Piece(_event("end", self.ended))
+        return Piece(_event("problem", self.problem or "{}"))
+
     def _close(self) -> None:
         self.flush()
         self.ready.set()
-        for queue, packed in self.watchers.items():
-            self._finish(queue, packed)
+        last = self._last_piece()
+        for watcher in self.watchers:
+            watcher.end(last)
 
-    def _finish(self, queue: Queue, packed: bool) -> None:
-        """The last event (the end, or why it cannot be watched), then the stream's end
-        (``packed``: deflated too)."""
-        if self.ended is not None:
-            event = _event("end", self.ended)
-        else:
-            event = _event("problem", self.problem or "{}")
-        queue.put_nowait((event, deflate(event) if packed else b""))
-        queue.put_nowait(None)
-
-    def watch(self, packed: bool = False) -> tuple[bytes | None, Queue]:
-        """A new watcher: its start event (None before the first frame) and its queue of
-        what follows (deflated too if ``packed``), made together so that no frame is
-        missed or sent twice."""
+    def watch(self, packed: bool = False) -> tuple[list[Piece], Watcher]:
+        """A new watcher: its start (the pieces of every frame so far) and its queue of
+        what follows, made together so that no frame is missed or sent twice."""
         self.flush()
-        queue: Queue = asyncio.Queue()
+        watcher = Watcher(packed, self.queue_events)
         if self.ended is not None or self.problem is not None:
-            self._finish(queue, packed)
+            watcher.end(self._last_piece())
         else:
-            self.watchers[queue] = packed
-        if not self.parts:
-            return None, queue
-        return self.start_event(), queue
-
-    def start_event(self) -> bytes:
-        """Everything so far: the frames from where this feed began watching."""
-        doc = _join(self.parts)
-        head = orjson.dumps(
-            {**self.head, "base": self.base or 0, "keyframe_every": frames.KEYFRAME_EVERY}
-        ).decode()
-        return _event("start", f"{head[:-1]},{doc[1:]}")
-
-
-WATCHING = b": watching\n\n"
+            self.watchers.add(watcher)
+        return self.start_pieces(), watcher
 
 
 class LiveHub:
-    """The feeds of the matches browsers watch, on one referee."""
+    """The feeds of the matches browsers watch, on one referee, and how many browsers
+    may watch (:meth:`admit`): ``per_match`` on one match, ``watchers`` in all."""
 
-    def __init__(self, referee: str) -> None:
+    def __init__(
+        self,
+        referee: str,
+        watchers: int = WATCHERS,
+        per_match: int = WATCHERS_PER_MATCH,
+        queue_events: int = QUEUE_EVENTS,
+    ) -> None:
         self.referee = referee
+        self.max_watchers = watchers
+        self.max_per_match = per_match
+        self.queue_events = queue_events
         self.feeds: dict[str, Feed] = {}
+        #: browsers admitted, in all and per match (each until its stream ends)
+        self.admitted = 0
+        self.per_match: dict[str, int] = {}
         #: the heads being looked up in the store, by match: a crowd that comes at once
         #: (before any feed has its head) asks the store once
         self._looking: dict[str, asyncio.Future[dict[str, Any]]] = {}
+
+    def admit(self, match_id: str) -> Callable[[], None] | None:
+        """A place for one more browser on ``match_id`` (call what it returns, once,
+        when its stream ends), or None when the match or the app has as many as it
+        takes."""
+        count = self.per_match.get(match_id, 0)
+        if count >= self.max_per_match or self.admitted >= self.max_watchers:
+            return None
+        self.admitted += 1
+        self.per_match[match_id] = count + 1
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if released:
+                return
+            released = True
+            self.admitted -= 1
+            left = self.per_match[match_id] - 1
+            if left:
+                self.per_match[match_id] = left
+            else:
+                del self.per_match[match_id]
+
+        return release
 
     async def head(
         self, match_id: str, look_up: Callable[[], Awaitable[dict[str, Any]]]
@@ -329,33 +557,32 @@ class LiveHub:
     async def stream(
         self, match_id: str, head: dict[str, Any], packed: bool = False
     ) -> AsyncIterator[bytes]:
-        """A browser's server-sent events: ``start`` (the frames so far), then
-        ``frames`` as the match is played, then ``end`` or ``problem``; as HTTP's
-        ``deflate`` coding if ``packed`` (each ``frames`` event deflated once for every
-        such browser: :class:`Inflatable`)."""
+        """A browser's server-sent events: ``start`` (the frames so far, in pieces),
+        then ``frames`` as the match is played, then ``end`` or ``problem``; as HTTP's
+        ``deflate`` coding if ``packed`` (each piece deflated once for every such
+        browser: :class:`Inflatable`)."""
         feed = self.feeds.get(match_id)
         if feed is None or feed.task is None or feed.task.done():
-            feed = self.feeds[match_id] = Feed(match_id, self.referee, head)
+            feed = self.feeds[match_id] = Feed(match_id, self.referee, head, self.queue_events)
             feed.task = asyncio.create_task(feed.run(), name=f"watch {match_id}")
-        queue: Queue | None = None
+        watcher: Watcher | None = None
         zlib_stream = Inflatable() if packed else None
         feed.viewers += 1
         try:
             # the response starts at once
-            yield zlib_stream.first(WATCHING) if zlib_stream else WATCHING
+            yield zlib_stream.first(WATCHING) if zlib_stream else WATCHING.plain
             await feed.ready.wait()  # the first frame, or why there is none
-            start, queue = feed.watch(packed)
-            if start is not None:
-                yield zlib_stream.piece(start, deflate(start)) if zlib_stream else start
-            while (item := await queue.get()) is not None:
-                event, deflated = item
-                yield zlib_stream.piece(event, deflated) if zlib_stream else event
+            start, watcher = feed.watch(packed)
+            for piece in start:
+                yield zlib_stream.piece(piece) if zlib_stream else piece.plain
+            while (piece := await watcher.get()) is not None:
+                yield zlib_stream.piece(piece) if zlib_stream else piece.plain
             if zlib_stream:
                 yield zlib_stream.end()
         finally:
             feed.viewers -= 1
-            if queue is not None:
-                feed.watchers.pop(queue, None)
+            if watcher is not None:
+                feed.watchers.discard(watcher)
             if not feed.viewers:
                 if self.feeds.get(match_id) is feed:
                     del self.feeds[match_id]
@@ -363,6 +590,8 @@ class LiveHub:
                     feed.task.cancel()  # nobody watches: stop reading the referee
                     with contextlib.suppress(asyncio.CancelledError):
                         await feed.task
+                del feed
+                streams.give_memory_back()
 
     def stop(self) -> None:
         """The server is stopping: end every browser's stream now (a ``problem`` event

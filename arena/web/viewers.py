@@ -8,16 +8,21 @@ shows the end (docs/web.md, "How a long replay loads")."""
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
 import orjson
+from cachetools import Cache, LRUCache
 
 from arena.engine.replay import from_json
 from arena.store import Store
 from arena.web import boards, data, frames
+from arena.web.errors import BadRequest, ReplayBroken
+
+log = logging.getLogger(__name__)
 
 #: viewers of these games exist (templates/viewer_GAME.html, static/GAME.js)
 GAMES = ("risk", "stratego")
@@ -44,39 +49,74 @@ _Key = tuple[str, bool, int]
 #: how long a viewer waits for a build made ahead (at a lower priority: a busy machine
 #: may starve it) before building the same itself (seconds)
 WAIT_S = 3.0
+#: the bytes of frames kept for viewers (the least recently used go first), and of those
+#: built ahead and not viewed yet: a long Risk replay's frames are some 6 MB a 30,000
+#: steps
+VIEWED_BYTES = 192 * 2**20
+AHEAD_BYTES = 64 * 2**20
+#: what an entry holds beside its JSON (its last view and board, as Python objects)
+ENTRY_OVERHEAD = 64 * 2**10
+
+
+def entry_size(entry: dict[str, Any]) -> int:
+    return len(entry["json"]) + ENTRY_OVERHEAD
+
+
+def build_start(since: int, steps: int) -> int:
+    """Where the build asked for from step ``since`` starts: one of the two builds the
+    web makes of a replay, every frame (0) or, for a long one, its tail
+    (:func:`tail_start`): the tail's start when ``since`` is in the tail, else 0. So
+    however many ``since`` values are asked for, a replay is built at most twice (and
+    twice again with every rank). Raises BadRequest for a ``since`` outside 0 to
+    ``steps``."""
+    if not 0 <= since <= steps:
+        raise BadRequest(f"since {since}: the replay has steps 0 to {steps}")
+    tail = tail_start(steps)
+    return tail if tail and since >= tail else 0
+
+
+def _peek(kept: LRUCache[_Key, dict[str, Any]], key: _Key) -> dict[str, Any] | None:
+    """An entry without counting it as used."""
+    return Cache.__getitem__(kept, key) if key in kept else None
 
 
 class FrameCache:
-    """The frames of the latest ``size`` builds asked for (a replay whole, or its tail
-    from a keyframe on: a long replay's page makes both), as the JSON bytes sent and
-    the last view: a replay never changes once it may be shown, so they are built once.
-    A lock per build: two viewers arriving together wait for one. Builds made ahead
-    (:meth:`prebuild`) are kept apart, the latest ``ahead`` of them, until first viewed,
-    so that a burst of them does not push out what viewers are using."""
+    """The frames of the builds asked for (a replay whole, or its tail: a long replay's
+    page makes both), as the JSON bytes sent and the last view: a replay never changes
+    once it may be shown, so they are built once, and kept while they fit in
+    ``viewed_bytes`` (the least recently used go first). A lock per build: two viewers
+    arriving together wait for one. Builds made ahead (:meth:`prebuild`) are kept apart,
+    in ``ahead_bytes``, until first viewed, so that a burst of them does not push out
+    what viewers are using. An entry larger than its whole budget is not kept."""
 
-    def __init__(self, registry: Any, size: int = 16, ahead: int = 8) -> None:
+    def __init__(
+        self, registry: Any, viewed_bytes: int = VIEWED_BYTES, ahead_bytes: int = AHEAD_BYTES
+    ) -> None:
         self.registry = registry
-        self.size = size
-        self.ahead = ahead
-        self._built: OrderedDict[_Key, dict[str, Any]] = OrderedDict()
-        self._ahead: OrderedDict[_Key, dict[str, Any]] = OrderedDict()
+        self._built: LRUCache[_Key, dict[str, Any]] = LRUCache(viewed_bytes, entry_size)
+        self._ahead: LRUCache[_Key, dict[str, Any]] = LRUCache(ahead_bytes, entry_size)
         self._locks: dict[_Key, threading.Lock] = {}
         #: the keys being built ahead now (a viewer waits for them at most WAIT_S)
         self._building_ahead: set[_Key] = set()
         #: the steps of the replays asked for (a long one's page starts from its tail)
-        self._steps: OrderedDict[str, int] = OrderedDict()
+        self._steps: LRUCache[str, int] = LRUCache(1024)
         self._guard = threading.Lock()
+
+    def kept_bytes(self) -> int:
+        """The bytes of every entry kept (viewed and ahead)."""
+        with self._guard:
+            return int(self._built.currsize + self._ahead.currsize)
 
     def get(
         self, store: Store, match_id: str, reveal: bool = False, since: int = 0
     ) -> dict[str, Any]:
         """``json`` (bytes), ``final`` (the last view), ``board``, ``frames``, ``first``:
-        the frames from the keyframe at or before step ``since`` on (0: every frame).
-        Raises PermissionError while the replay is hidden, NotFound without one,
-        ValueError for a ``since`` outside the replay's steps or a replay that does not
-        re-simulate."""
+        the frames of the build that holds step ``since`` (:func:`build_start`; 0:
+        every frame). Raises Hidden while the replay is hidden, NotFound without one,
+        BadRequest for a ``since`` outside the replay's steps, ReplayBroken for a
+        replay that does not re-simulate."""
         data.check_replay_shown(store, match_id)  # the secrets' rules, at every request
-        first = frames.first_frame(since, self.steps(store, match_id)) if since else 0
+        first = build_start(since, self.steps(store, match_id)) if since else 0
         key = (match_id, reveal, first)
         entry = self._kept(key)
         if entry is not None:
@@ -91,17 +131,13 @@ class FrameCache:
             entry = self._kept(key)
             if entry is not None:
                 return entry
-            try:
-                entry = self._build(store, match_id, reveal, first)
-            except BaseException:
-                if locked:
-                    self._forget_lock(key)
-                raise
+            entry = self._build(store, match_id, reveal, first)
             self._keep(key, entry)
             return entry
         finally:
             if locked:
                 lock.release()
+            self._forget_locks()
 
     def prebuild(
         self,
@@ -117,65 +153,59 @@ class FrameCache:
         is kept then)."""
         data.check_replay_shown(store, match_id)
         key = (match_id, False, 0)
-        with self._lock_of(key):
-            if self._kept(key, touch=False) is not None:
-                return False
-            with self._guard:
-                self._building_ahead.add(key)
-            try:
-                entry = build(match_id)
-            except BaseException:
-                self._forget_lock(key)
-                raise
-            finally:
+        try:
+            with self._lock_of(key):
+                if self._kept(key, touch=False) is not None:
+                    return False
                 with self._guard:
-                    self._building_ahead.discard(key)
-            self._keep(key, entry, ahead=True)
-        return True
+                    self._building_ahead.add(key)
+                try:
+                    entry = build(match_id)
+                finally:
+                    with self._guard:
+                        self._building_ahead.discard(key)
+                self._keep(key, entry, ahead=True)
+            return True
+        finally:
+            self._forget_locks()
 
     def _kept(self, key: _Key, touch: bool = True) -> dict[str, Any] | None:
         """The entry of ``key``, if kept; ``touch``: it is being used (one made ahead
         joins the others)."""
         with self._guard:
-            entry = self._built.get(key)
+            entry = self._built.get(key) if touch else _peek(self._built, key)
             if entry is not None:
-                if touch:
-                    self._built.move_to_end(key)
                 return entry
-            entry = self._ahead.get(key)
+            entry = self._ahead.get(key) if touch else _peek(self._ahead, key)
             if entry is not None and touch:
                 del self._ahead[key]
-                self._put(self._built, key, entry, self.size)
+                self._put(self._built, key, entry)
             return entry
 
     def _lock_of(self, key: _Key) -> threading.Lock:
         with self._guard:
             return self._locks.setdefault(key, threading.Lock())
 
-    def _forget_lock(self, key: _Key) -> None:
+    def _forget_locks(self) -> None:
+        """Let go of the locks nobody holds (a build's lock lives while it is built)."""
         with self._guard:
-            if key not in self._built and key not in self._ahead:
-                self._locks.pop(key, None)
+            for key in [k for k, lock in self._locks.items() if not lock.locked()]:
+                del self._locks[key]
 
     def _keep(self, key: _Key, entry: dict[str, Any], ahead: bool = False) -> None:
         with self._guard:
             if ahead:
-                self._put(self._ahead, key, entry, self.ahead)
+                self._put(self._ahead, key, entry)
             else:
                 self._ahead.pop(key, None)
-                self._put(self._built, key, entry, self.size)
+                self._put(self._built, key, entry)
 
-    def _put(
-        self, kept: OrderedDict[_Key, dict[str, Any]], key: _Key, entry: dict[str, Any], size: int
-    ) -> None:
-        """(Under the guard) ``entry`` as the newest of ``kept``, the oldest beyond
-        ``size`` let go."""
-        kept[key] = entry
-        kept.move_to_end(key)
-        while len(kept) > size:
-            old, _ = kept.popitem(last=False)
-            if old not in self._built and old not in self._ahead:
-                self._locks.pop(old, None)
+    @staticmethod
+    def _put(kept: LRUCache[_Key, dict[str, Any]], key: _Key, entry: dict[str, Any]) -> None:
+        """(Under the guard) ``entry`` as the newest of ``kept``, the least recently
+        used let go until they fit; one larger than the whole budget is not kept."""
+        with contextlib.suppress(ValueError):  # cachetools: "value too large"
+            kept[key] = entry
 
     def for_page(self, store: Store, match_id: str) -> dict[str, Any]:
         """The build the match page draws from: the whole frames of a replay of up to
@@ -192,15 +222,13 @@ class FrameCache:
     def steps(self, store: Store, match_id: str) -> int:
         """How many steps the replay has (read once; the caller checked it may be shown)."""
         with self._guard:
-            if match_id in self._steps:
-                self._steps.move_to_end(match_id)
-                return self._steps[match_id]
+            known = self._steps.get(match_id)
+        if known is not None:
+            return known
         with frames.paused_gc():  # the replay, parsed and let go (or shared: one_replay_read)
             steps = len(data.replay_doc(store, match_id).get("steps") or ())
         with self._guard:
             self._steps[match_id] = steps
-            while len(self._steps) > 64 * self.size:
-                self._steps.popitem(last=False)
         return steps
 
     def _build(self, store: Store, match_id: str, reveal: bool, first: int) -> dict[str, Any]:
@@ -217,10 +245,17 @@ def build_entry(
     # scans them as they grow and once more before they are freed (a third of the
     # time, and more in a big heap: docs/benchmarks.md, "Where the targets stand")
     with frames.paused_gc():
-        record = from_json(data.replay_doc(store, match_id))
+        doc = data.replay_doc(store, match_id)
+        try:
+            record = from_json(doc)
+        except Exception as exc:  # not a replay this Arena reads: said in the log only
+            raise ReplayBroken(match_id, f"{type(exc).__name__}: {exc}") from None
         if record.game not in GAMES:
             raise data.NotFound(f"no viewer for {record.game} matches")
-        built = frames.from_replay(record, registry, reveal, first)
+        try:
+            built = frames.from_replay(record, registry, reveal, first)
+        except (KeyError, TypeError, ValueError) as exc:  # a map, an option, a step
+            raise ReplayBroken(match_id, f"{type(exc).__name__}: {exc}") from None
         entry = {
             "json": orjson.dumps(built),
             "final": built["final"],
@@ -232,6 +267,10 @@ def build_entry(
     return entry
 
 
+#: what the viewer says of a match whose board it cannot draw (the log says why)
+NO_BOARD = "the viewer cannot draw this match's board (the web's log says why)"
+
+
 def page(
     store: Store, cache: FrameCache, match: dict[str, Any], referee: str | None
 ) -> dict[str, Any] | None:
@@ -239,7 +278,9 @@ def page(
     there is nothing to show; else the picture's geometry and, for a replay, the last
     position (``mode`` replay; ``first``: the frame the viewer's first frames start
     at, :meth:`FrameCache.for_page`), or, for a running match, the live view (``mode`` live,
-    or ``no_referee`` when the app was started without one)."""
+    or ``no_referee`` when the app was started without one). A board that cannot be
+    drawn (a replay that does not re-simulate, a map this Arena does not know) says so
+    in a fixed line (``error``); the reason goes to the log."""
     game = match["game"]
     if game not in GAMES:
         return None
@@ -251,48 +292,60 @@ def page(
         "players": players,
         "error": None,
     }
+    row = store.match(match["match_id"])
+    options = dict(row.options or {}) if row is not None else {}
     if match["replay_available"]:
         base["mode"] = "replay"
         try:
             built = cache.for_page(store, match["match_id"])
-        except ValueError as exc:
+            picture = _picture(game, options, players, built["board"], built["final"])
+        except ReplayBroken as exc:
+            log.warning("match %s: %s", match["match_id"], exc.detail)
             return {**base, "error": str(exc)}
-        picture = _picture(game, cache.registry, match, built["board"], built["final"])
+        except ValueError as exc:
+            log.warning("match %s: the viewer cannot draw its board: %s", match["match_id"], exc)
+            return {**base, "error": NO_BOARD}
         return {**base, **picture, "first": built["first"]}
     if match["status"] != "running":
         return None
     base["mode"] = "live" if referee else "no_referee"
     try:
-        board = _board_of(cache.registry, match, len(players))
-    except ValueError as exc:
-        return {**base, "error": str(exc)}
-    return {**base, **_picture(game, cache.registry, match, board, None)}
+        board = _board_of(cache.registry, match, options, len(players))
+        picture = _picture(game, options, players, board, None)
+    except (KeyError, TypeError, ValueError) as exc:
+        log.warning("match %s: the viewer cannot draw its board: %s", match["match_id"], exc)
+        return {**base, "error": NO_BOARD}
+    return {**base, **picture}
 
 
-def live_head(registry: Any, match: dict[str, Any]) -> dict[str, Any]:
+def live_head(registry: Any, match: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     """What a live view's start event says besides its frames: the game, the seats'
-    labels and the board's names (for Risk, the map)."""
+    labels and the board's names (for Risk, the map); ``options``: the match's own, as
+    stored. Raises ValueError (said in the log, never to a user) for a board this
+    Arena cannot make."""
     players = [p["label"] for p in sorted(match["players"], key=lambda p: p["seat"])]
-    board = _board_of(registry, match, len(players))
+    board = _board_of(registry, match, options, len(players))
     return {"game": match["game"], "players": players, "board": board}
 
 
-def _board_of(registry: Any, match: dict[str, Any], seats: int) -> dict[str, Any]:
+def _board_of(
+    registry: Any, match: dict[str, Any], options: dict[str, Any], seats: int
+) -> dict[str, Any]:
     """The board's names (the map) of a match not yet played out: from a state made
     with its options and a seed of 0 (nothing secret is read from it)."""
     game = registry.game(match["game"])
     variants = registry.resolve_variants(match["game"], match["variant_list"])
-    return frames.board(game.new_state(seats, 0, match["options"], variants))
+    return frames.board(game.new_state(seats, 0, options, variants))
 
 
 def _picture(
-    game: str, registry: Any, match: dict[str, Any], board: dict[str, Any], view: Any
+    game: str, options: dict[str, Any], players: list[str], board: dict[str, Any], view: Any
 ) -> dict[str, Any]:
-    players = [p["label"] for p in sorted(match["players"], key=lambda p: p["seat"])]
     if game == "risk":
         from arena.games.risk.map import load_map
 
-        picture = boards.risk_map(load_map(match["options"].get("map", "classic")))
+        # the map by name or by its content (arena.games.risk.map): never a file
+        picture = boards.risk_map(load_map(options.get("map", "classic")))
         panel = boards.risk_panel(view, players, board) if view is not None else None
         owners = boards.risk_owners(players, board)
         return {"picture": picture, "panel": panel, "owners": owners, "view": view}

@@ -84,7 +84,7 @@ BROKEN = {
         r"boom\.py, line 3: importing it failed: RuntimeError: boom$",
     ),
     "syntax.py": ("def f(:\n", r"syntax\.py, line 1: importing it failed: SyntaxError"),
-    "bad.name.py": ("", r"the file name 'bad\.name' names the bot file:bad\.name"),
+    "-bad.py": ("", r"the file name '-bad' names the bot file:-bad"),
 }
 
 

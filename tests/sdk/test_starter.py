@@ -41,7 +41,8 @@ def test_bot_new_refuses_to_overwrite_and_bad_names_and_games(tmp_path: Path) ->
     mine.write_text("# my work\n")
     cases = [
         (("mine", "--game", "risk"), f"arena: error: {Path('mine.py')} exists"),
-        (("bad.name", "--game", "risk"), "arena: error: bot name 'bad.name': 1-64 letters"),
+        (("_bad", "--game", "risk"), "arena: error: bot name '_bad': 1 to 64 ASCII letters"),
+        (("spy\u0410", "--game", "risk"), "arena: error: bot name 'spy\u0410': 1 to 64 ASCII"),
         (("ok", "--game", "chess"), "arena: error: --game 'chess': expected one of risk, stratego"),
         (("nowhere/bot", "--game", "risk"), "arena: error: nowhere: no such directory"),
     ]

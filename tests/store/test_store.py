@@ -84,11 +84,33 @@ def test_a_revoked_bot_is_not_the_latest_version_any_more(store):
     assert store.is_revoked("no-such-id")
 
 
-def test_bad_bot_names_are_refused_naming_the_name(store):
-    for name in ["", "has space", "semi;colon", "x" * 65]:
-        with pytest.raises(ValueError, match=re.escape(f"bot name {name!r}")):
+def test_bad_bot_names_are_refused_naming_the_name_and_the_rule(store):
+    """ASCII letters, digits, '-', '_', '.', starting with a letter or a digit, at most
+    64: no confusable letters (Cyrillic, full-width), no leading '-', nothing a label
+    or a URL would have to escape; a house bot's name goes through the same check."""
+    bad = ["", "has space", "semi;colon", "x" * 65, "spy\u0410", "\uff46\uff55\uff4c\uff4c",
+           "-option", "_under", ".dot", "a/b", "a@b", "house:x", "caf\u00e9", "tab\t",
+           "new\nline", "zero\u200bwidth", "\u0661\u0662"]  # fmt: skip
+    for name in bad:
+        with pytest.raises(ValueError, match=re.escape(f"bot name {name!r}: 1 to 64 ASCII")):
             store.register_bot(name)
+    with pytest.raises(ValueError, match="bot name '-x'"):
+        store.house_bot("-x")
     assert store.bots() == []
+    good = ["a", "A.b-c_d", "9lives", "x" * 64, "v1.2.3"]
+    assert [store.register_bot(name)[0].name for name in good] == good
+
+
+def test_a_tournament_prefix_is_a_prefix_not_a_like_pattern(store):
+    """'%' and '_' in an id asked for are themselves (SQLite's and PostgreSQL's LIKE
+    would take them for wildcards): no tournament is found by a pattern."""
+    from arena.tournament.runner import TournamentSpec, create_tournament
+
+    spec = TournamentSpec(game="stratego", bots=["random", "heuristic"], seats=2)
+    t = create_tournament(store, spec)
+    assert store.tournament(t.id[:6]).id == t.id  # a unique prefix will do
+    for pattern in ("%%%%", "____", t.id[:4] + "%", "_" + t.id[1:6], t.id[:5] + "_"):
+        assert store.tournament(pattern) is None, pattern
 
 
 def test_a_house_bot_is_created_once_and_found_by_either_name(store):

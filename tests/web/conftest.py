@@ -165,10 +165,15 @@ class Tables(HTMLParser):
 
 
 def page_board_rows(html: str) -> list[tuple[str, ...]]:
-    """A leaderboard page's rows as `arena leaderboard` prints them."""
+    """A leaderboard page's rows as `arena leaderboard` prints them (a name from before
+    the rule of names, such as the markup bot's, is marked on the page: the mark is
+    left out)."""
+    from arena.web.data import OLD_NAME
+
     rows = []
     for cells in Tables(html).tables[0]:
         rank, label, elo, interval, games, w, d, losses, score, _skill = cells
+        label = label.removesuffix(OLD_NAME.strip()).strip()
         rows.append((rank, label, games, w, d, losses, score, elo, interval.replace(" ", "")))
     return rows
 

@@ -235,13 +235,14 @@ def test_a_live_match_changes_on_the_page_and_its_bytes_hold_only_public_facts(
             # the page moves on as the match is played (a missions game may end soon
             # after a late page is ready: more than one step on is all it may see)
             page.wait_for_function(
-                f"Number(document.querySelector('#viewer').dataset.step) > {first}",
+                f"() => Number(document.querySelector('#viewer').dataset.step) > {first}",
                 timeout=120_000,
             )
             page.locator("#viewer").screenshot(path=str(screenshots / f"live-{kind}.png"))
             page.wait_for_selector("#viewer[data-ended=true]", timeout=180_000)
             page.wait_for_function(
-                "document.querySelector('[data-status]').textContent.includes('See its replay')",
+                "() => document.querySelector('[data-status]').textContent"
+                ".includes('See its replay')",
                 timeout=90_000,
             )
             last = int(page.locator("#viewer").get_attribute("data-step"))

@@ -43,6 +43,30 @@ from .conftest import web_app
 from .test_live_browser import REGISTRY, referee_process, wait_until
 
 
+def merged(events: list[bytes]) -> dict[str, Any]:
+    """A browser's start and frames events, as one frames document."""
+    doc: dict[str, Any] = {}
+    for event in events:
+        kind, data = event.split(b"\n", 1)
+        if kind not in (b"event: start", b"event: frames"):
+            continue
+        part = orjson.loads(data.removeprefix(b"data: "))
+        if not doc:
+            doc = part
+        else:
+            for key in ("keyframes", "deltas", "steps", "log"):
+                doc[key] += part[key]
+    return doc
+
+
+def start_doc(feed: Feed) -> dict[str, Any]:
+    """What a browser coming now gets first (the prepared start), as one document."""
+    pieces = feed.start_pieces()
+    assert pieces and pieces[0].plain.startswith(b"event: start\n")
+    assert all(p.plain.startswith(b"event: frames\n") for p in pieces[1:])
+    return merged([p.plain for p in pieces])
+
+
 @pytest.fixture
 def referee(tmp_path: Path) -> Iterator[tuple[str, Path, Any]]:
     """An `arena referee` process on its own store (its matches: house bots)."""
@@ -69,7 +93,7 @@ def test_a_fast_match_makes_a_frame_a_batch_and_logs_every_step(
     finally:
         store.close()
 
-    doc = orjson.loads(feed.start_event().split(b"data: ", 1)[1])
+    doc = start_doc(feed)
     steps, deltas, log = doc["steps"], doc["deltas"], doc["log"]
     assert steps[0] == doc["base"] and steps[-1] == len(record.steps)
     assert all(a < b for a, b in pairwise(steps))
@@ -168,7 +192,8 @@ def test_json_spaced_over_lines_still_makes_one_line_an_event() -> None:
     feed._add(pb.MatchEvents(view_json='{\n"a": 1}', steps=3))
     feed._add(pb.MatchEvents(events_json=['{"e":\n"x"}'], steps=4, seat=1))
     feed._add(pb.MatchEvents(events_json=['{"e": "y"}'], view_json='{"a":\r\n2}', steps=5, seat=0))
-    kind, data, end = feed.start_event().decode().split("\n", 2)
+    (piece,) = feed.start_pieces()
+    kind, data, end = piece.plain.decode().split("\n", 2)
     assert kind == "event: start" and end == "\n"  # one line of data
     doc = orjson.loads(data.removeprefix("data: "))
     assert (doc["steps"], doc["keyframes"], doc["deltas"]) == ([3, 5], [{"a": 1}], [{}, {"a": 2}])
@@ -221,8 +246,8 @@ def test_a_crowd_of_browsers_gets_the_same_frames_from_one_look_up(
     end, and from where each started the same events as the others; a deflated stream
     is a whole zlib stream (its checksum checked) that inflates to just what a plain one
     gets, and holds each frames event as the very bytes of the other deflated streams
-    (deflated once for all). A ninth, coming once the match is being played, starts where the crowd
-    is then and follows in step."""
+    (deflated once for all). A ninth, coming once the match is being played, gets every
+    frame so far as the prepared start (made once, shared) and then follows in step."""
     address, db, stub = referee
     with web_app(db, "--referee", address) as base:
         host, port = base.removeprefix("http://").split(":")
@@ -262,23 +287,24 @@ def test_a_crowd_of_browsers_gets_the_same_frames_from_one_look_up(
     for events in streams:
         assert events[0].startswith(b"event: start\n") and events[-1].startswith(b"event: end\n")
         assert all(e.startswith(b"event: frames\n") for e in events[1:-1])
-    # from the latest start on, every browser got the same events
-    shortest = min(len(events) for events in streams)
-    assert len(streams[-1]) == shortest > 3  # the late one missed events the crowd got
-    tails = {b"".join(events[-(shortest - 1) :]) for events in streams}
-    assert len(tails) == 1
-    # ... and each deflated browser the same bytes for them
-    shared = b"".join(deflate(event) for event in streams[-1][1:]) + DEFLATE_END
-    assert len(shared) < len(tails.pop()) / 3
+    # every browser has every frame from where the web began watching: the late one's
+    # start (sealed segments and the frames since, made once) is what the others got
+    docs = [merged(events) for events in streams]
+    assert all(doc == docs[0] for doc in docs) and len(docs[0]["steps"]) > 3
+    # the events every browser got alike at the end (after the late one joined) ...
+    common = 0
+    while all(
+        len(events) > common and events[-1 - common] == streams[0][-1 - common]
+        for events in streams
+    ):
+        common += 1
+    assert 3 < common < len(streams[0])  # the late one missed the crowd's first events
+    tail = streams[0][-common:]
+    # ... are, for each deflated browser, the very same deflated bytes
+    shared = b"".join(deflate(event) for event in tail) + DEFLATE_END
+    assert len(shared) < len(b"".join(tail)) / 3
     assert all(raws[number][:-4].endswith(shared) for number in (0, 2, 4, 6, 8))
     assert all(raws[number].startswith(ZLIB_HEADER) for number in (0, 2, 4, 6, 8))
-    # the late one's start is where the others were then: its frames and log are theirs
-    first = orjson.loads(streams[0][0].split(b"data: ", 1)[1])
-    for event in streams[0][1 : len(streams[0]) - shortest + 1]:
-        more = orjson.loads(event.split(b"data: ", 1)[1])
-        for key in ("keyframes", "deltas", "steps", "log"):
-            first[key] += more[key]
-    assert orjson.loads(streams[-1][0].split(b"data: ", 1)[1]) == first
 
 
 def test_which_clients_get_deflate() -> None:
@@ -288,3 +314,35 @@ def test_which_clients_get_deflate() -> None:
     refuses = ["", "identity", "gzip, br", "deflate;q=0", "deflate;q=0.0, gzip", "*;q=0"]
     assert all(accepts_deflate(header) for header in takes)
     assert not any(accepts_deflate(header) for header in refuses)
+
+
+def test_a_long_match_s_start_keeps_its_latest_frames_from_a_keyframe(monkeypatch) -> None:
+    """The prepared start of a long match holds its latest frames (live.START_BYTES),
+    from a segment that begins with a keyframe; `base` says the step it begins at, and
+    its frames are exactly the feed's from there (the rest was let go)."""
+    from arena.web import live
+
+    monkeypatch.setattr(live, "SEGMENT_BYTES", 2_000)
+    monkeypatch.setattr(live, "START_BYTES", 20_000)
+    feed = Feed("m", "r", {"game": "stratego", "players": [], "board": {}})
+    views = []
+    for step in range(3_000):
+        view = {"ply": step, "board": [step % 7] * 20}
+        views.append(view)
+        feed._add(pb.MatchEvents(view_json=orjson.dumps(view).decode(), steps=step, seat=0))
+        if step % 40 == 0:
+            feed.flush()
+    feed.flush()
+    doc = start_doc(feed)
+    first = doc["base"]
+    assert first > 0 and first % frames.KEYFRAME_EVERY == 0  # a keyframe, not step 0
+    assert doc["steps"] == list(range(first, 3_000))
+    assert doc["keyframes"][0] == views[first]
+    view = {}
+    for index, change in enumerate(doc["deltas"]):
+        if index % doc["keyframe_every"] == 0:
+            view = doc["keyframes"][index // doc["keyframe_every"]]
+        else:
+            view = frames.apply_delta(view, change)
+        assert view == views[first + index]
+    assert len(feed.parts) < 3_000 / 2  # the frames before the start were let go

@@ -77,8 +77,8 @@ def step_to_the_end(page: Any) -> int:
     assert step(page) == 1
     page.get_by_label("steps a second").select_option("300")
     page.get_by_role("button", name="Play").click()
-    page.wait_for_function(
-        "document.querySelector('#viewer').dataset.step === "
+    page.wait_for_function(  # a function, not a string: the pages' CSP forbids eval
+        "() => document.querySelector('#viewer').dataset.step === "
         "document.querySelector('[data-slider]').max",
         timeout=180_000,  # a wait, not a speed: on a busy machine the timers run late
     )
@@ -255,7 +255,7 @@ def test_a_stratego_replay_stepped_to_its_end_shows_what_was_revealed_then_every
 
         page.get_by_label("show every rank").check()
         page.wait_for_function(
-            "Array.from(document.querySelectorAll('#viewer g.piece'))"
+            "() => Array.from(document.querySelectorAll('#viewer g.piece'))"
             ".every(p => p.getAttribute('visibility') === 'hidden' || p.dataset.rank)"
         )
         assert stratego_pieces(page) == expected(every_rank=True)
@@ -323,7 +323,7 @@ def test_a_long_replay_opens_at_its_end_from_its_tail_then_loads_every_step(
         page.locator("body").press("ArrowLeft")
 
         held[0].continue_()  # every frame arrives: the step asked for is drawn
-        page.wait_for_function("window.ArenaViewer.completeAt !== undefined")
+        page.wait_for_function("() => window.ArenaViewer.completeAt !== undefined")
         page.wait_for_selector("#viewer[data-step='0']")
         assert page.locator("#viewer").get_attribute("data-waiting") is None
         check_risk_end(page, every[0])  # the territories as dealt, one army each

@@ -11,7 +11,7 @@ import pluggy
 
 from arena import hookspecs
 from arena.engine.core import Game, OptionSpec, non_negative_int
-from arena.games.risk.map import load_map
+from arena.games.risk.map import load_map, map_option
 from arena.games.risk.rules import CLASSIC_RULES
 from arena.games.risk.state import OBSERVATION_PARTS, RiskConfig, RiskHooks, RiskState
 
@@ -51,7 +51,12 @@ RISK_OPTIONS = (
         "500",
         parse=non_negative_int,
     ),
-    OptionSpec("map", "a built-in map name or the path of a map .json file", "classic"),
+    OptionSpec(
+        "map",
+        "a built-in map name, or a map .json file (a command stores its content)",
+        "classic",
+        stored=map_option,
+    ),
 )
 
 

@@ -13,10 +13,11 @@ where each territory is drawn (x to the right, y down). The rules never read the
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -155,18 +156,68 @@ def _layout(
     return (float(width), float(height)), tuple(points)
 
 
-@cache
-def load_map(name_or_path: str = "classic") -> RiskMap:
-    """A built-in map by name (``classic``) or a map file by path."""
-    path = Path(name_or_path)
-    if path.suffix == ".json" and path.exists():
-        text = path.read_text()
-    else:
+#: a built-in map's name (a file ``data/NAME.json`` of this package)
+BUILT_IN = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+
+
+@lru_cache(maxsize=32)
+def load_map(spec: str = "classic") -> RiskMap:
+    """The map of a game's ``map`` option: a built-in map by name (``classic``), or a
+    map given by its content, the JSON of a map file (what a command stores for
+    ``--option map=FILE.json``: :func:`map_option`). Never a file by its path: the
+    option travels with the match to the referee, the store, the replay and the web,
+    none of which opens a file an option names. ValueError for anything else."""
+    if spec.lstrip().startswith("{"):
         try:
-            text = resources.files("arena.games.risk").joinpath(f"data/{name_or_path}.json")
-            text = text.read_text()
-        except FileNotFoundError:
-            raise ValueError(
-                f"unknown map {name_or_path!r}: not built in, not a .json file"
-            ) from None
+            doc = json.loads(spec)
+        except ValueError as exc:
+            raise ValueError(f"a map given by its content is not JSON: {exc}") from None
+        if not isinstance(doc, dict):
+            raise ValueError("a map given by its content is not a JSON object")
+        return RiskMap.from_json(doc)
+    if not BUILT_IN.fullmatch(spec):
+        raise ValueError(
+            f"unknown map {spec[:80]!r}: a map is a built-in one (classic) or a map "
+            "file's content; give a file to a command as --option map=FILE.json"
+        )
+    try:
+        text = resources.files("arena.games.risk").joinpath(f"data/{spec}.json").read_text()
+    except FileNotFoundError:
+        raise ValueError(f"unknown map {spec!r}: not a built-in map (classic)") from None
     return RiskMap.from_json(json.loads(text))
+
+
+def map_option(value: str) -> str:
+    """The ``map`` option as a command stores it: a built-in name as it is, a map file
+    (a path ending in ``.json``) as its content (compact JSON, checked to be a map), so
+    that the match carries its map and nothing ever reads that path again. ValueError
+    for a file that is missing or not a map."""
+    if not value.endswith(".json"):
+        return value
+    path = Path(value).expanduser()
+    try:
+        doc = json.loads(path.read_text())
+    except OSError as exc:
+        raise ValueError(f"map {value}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"map {value}: not JSON ({exc})") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"map {value}: not a map file (a JSON object)")
+    RiskMap.from_json(doc)  # refused here, with the reason, not when a match starts
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+
+
+def map_shown(spec: str) -> str:
+    """The ``map`` option as a page may show it: a built-in name as it is; a map given
+    by its content as its name and the start of its SHA-256; anything else (the path
+    an older Arena stored) as neither, since a path tells of the machine that played."""
+    if BUILT_IN.fullmatch(spec):
+        return spec
+    if spec.lstrip().startswith("{"):
+        digest = hashlib.sha256(spec.encode()).hexdigest()[:12]
+        try:
+            name = str(json.loads(spec).get("name", "custom"))[:64]
+        except (ValueError, AttributeError):
+            name = "custom"
+        return f"{name} (a map given by its content, sha256 {digest})"
+    return "a map file (its path is not shown)"

@@ -12,7 +12,7 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
     const rows = document.querySelectorAll("#viewer tr[data-owner]");
     return Array.from(rows, (row) => ({
       label: row.querySelector(".name").textContent,
-      colour: row.querySelector(".swatch").style.backgroundColor,
+      colour: row.querySelector(".swatch").dataset.colour,
     }));
   }
 

@@ -19,7 +19,7 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
     const rows = document.querySelectorAll("#viewer tr[data-owner]");
     return Array.from(rows, (row) => ({
       label: row.querySelector(".name").textContent,
-      colour: row.querySelector(".swatch").style.backgroundColor,
+      colour: row.querySelector(".swatch").dataset.colour,
     }));
   }
 
@@ -98,7 +98,7 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
       lost.replaceChildren(
         ...view.captured[i].map((rank) => {
           const chip = document.createElement("span");
-          chip.style.background = context.owners[i].colour;
+          chip.className = `seat${i}`;
           chip.title = rank;
           chip.textContent = codes[rank];
           return chip;

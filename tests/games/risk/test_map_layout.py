@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.games.risk.map import load_map
+from arena.games.risk.map import load_map, map_option, map_shown
 from arena.web import boards
 
 TINY = {
@@ -27,9 +27,10 @@ TINY = {
 
 
 def write(tmp_path: Path, data: dict) -> str:
+    """A map file of ``data``, as a command stores its ``map`` option: its content."""
     path = tmp_path / f"map-{len(list(tmp_path.iterdir()))}.json"
     path.write_text(json.dumps(data))
-    return str(path)
+    return map_option(str(path))
 
 
 def test_the_classic_map_places_every_territory_and_colours_every_continent():
@@ -111,3 +112,32 @@ def test_a_map_without_a_layout_is_laid_out_for_it(tmp_path):
 def test_a_bad_picture_is_refused_in_one_line(tmp_path, change, message):
     with pytest.raises(ValueError, match=message):
         load_map(write(tmp_path, {**TINY, **change}))
+
+
+def test_a_map_is_a_name_or_its_content_never_a_path_the_option_names(tmp_path):
+    """A command reads a map file into the option (its content, compact JSON); the
+    game, the referee and the web never open a path an option names: one is refused,
+    in one line, whether or not the file exists. Pages show a content's name and the
+    start of its hash, and no path at all."""
+    from arena.plugins import load_registry
+
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(TINY, indent=2))
+    content = map_option(str(path))
+    assert json.loads(content) == TINY and "\n" not in content
+    assert load_map(content).territories == ("A", "B", "C", "D")
+    assert map_option("classic") == "classic"
+    risk = load_registry().game("risk")
+    for spec in (str(path), str(tmp_path / "missing.json"), "../../etc/passwd", "/etc/hosts"):
+        with pytest.raises(ValueError, match="a map is a built-in one"):
+            load_map(spec)
+        with pytest.raises(ValueError, match="a map is a built-in one"):
+            risk.new_state(3, 1, {"map": spec})
+    assert risk.new_state(3, 1, {"map": content}).map.territories == ("A", "B", "C", "D")
+    assert risk.stored_options({"map": str(path)}) == {"map": content}
+    with pytest.raises(ValueError, match=r"missing\.json"):
+        map_option(str(tmp_path / "missing.json"))
+    assert map_shown("classic") == "classic"
+    assert map_shown(content).startswith("tiny (a map given by its content, sha256 ")
+    assert map_shown(str(path)) == "a map file (its path is not shown)"
+    assert str(tmp_path) not in map_shown(str(path))

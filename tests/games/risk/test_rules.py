@@ -20,7 +20,7 @@ from arena.engine.core import EndReason, Event, IllegalAction
 from arena.games.risk import cards as cardlib
 from arena.games.risk.dice import compare, decode_outcome, outcome_table
 from arena.games.risk.game import RiskGame
-from arena.games.risk.map import DESIGNS, WILD, load_map
+from arena.games.risk.map import DESIGNS, WILD, load_map, map_option
 from arena.games.risk.state import RiskState
 
 MAP = load_map("classic")
@@ -232,7 +232,7 @@ def test_rule_a_map_is_data_other_maps_load_the_same_way(tmp_path: Path) -> None
     }
     path = tmp_path / "tiny.json"
     path.write_text(json.dumps(data))
-    state = new_game(3, **{"map": str(path)})
+    state = new_game(3, **{"map": map_option(str(path))})
     assert state.map.territories == ("A", "B", "C", "D", "E", "F")
     assert state.map.continent_bonus == (1, 4)
     assert state.map.num_borders == 5
