@@ -231,6 +231,14 @@ class OptionSpec:
     #: what a command stores for a value given on its command line (Risk's ``map``: a
     #: file's content for its path, read there and nowhere else); None: the value itself
     stored: Callable[[str], str] | None = None
+    #: whether the option changes how the game is played, so that results under another
+    #: value go on a leaderboard of their own (a Risk game without cards is another
+    #: game); False for one that changes only what is recorded (Risk's ``dice``)
+    splits_board: bool = True
+    #: the option's value as a board's key holds it (short, in ``[A-Za-z0-9._-]``: a
+    #: Risk map's name and the start of its digest, not its whole content); None: the
+    #: typed value as text
+    board_value: Callable[[str], str] | None = None
 
     def convert(self, value: str) -> Any:
         if self.choices is not None and value not in self.choices:
@@ -398,6 +406,24 @@ class Game(ABC):
             if spec is not None and spec.stored is not None:
                 given[name] = spec.stored(value)
         return given
+
+    def board_options(
+        self, options: Mapping[str, str | None], variants: Sequence[Any] = ()
+    ) -> dict[str, str]:
+        """The options that put a match on a leaderboard of its own: those given that
+        change play (``splits_board``) with a value other than the default, each as its
+        board key holds it, by name. ValueError for options that do not parse."""
+        specs = self._specs(variants)
+        given = self.resolve_flags(options, variants)
+        out = {}
+        for name, value in sorted(given.items()):
+            spec = specs.get(name)
+            if spec is None:
+                raise ValueError(f"unknown option {name!r} for {self.name}")
+            if not spec.splits_board or spec.convert(value) == spec.convert(spec.default):
+                continue
+            out[name] = spec.board_value(value) if spec.board_value else str(spec.convert(value))
+        return out
 
     def parse_options(
         self, options: Mapping[str, str | None], variants: Sequence[Any] = ()

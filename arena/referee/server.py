@@ -843,10 +843,16 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         except ValueError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         tournament_id = None
+        options = dict(request.options)
         if request.tournament_id:
-            tournament_id = (await self._tournament(request.tournament_id, context)).id
+            tournament = await self._tournament(request.tournament_id, context)
+            tournament_id, options = tournament.id, tournament.options
+        try:
+            key = variant_key(variants, options, request.game)
+        except ValueError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, short(str(exc)))
         return await asyncio.to_thread(
-            leaderboard_message, referee.store, request.game, variants, tournament_id
+            leaderboard_message, referee.store, request.game, key, tournament_id
         )
 
     # --- recurring tournaments ---------------------------------------------------------
@@ -975,7 +981,12 @@ def tournament_info(store: Store, row: TournamentRow, standings: bool = False) -
     )
     if standings:
         info.standings.CopyFrom(
-            leaderboard_message(store, row.game, row.variants, tournament_id=row.id)
+            leaderboard_message(
+                store,
+                row.game,
+                variant_key(row.variants, row.options, row.game),
+                tournament_id=row.id,
+            )
         )
     return info
 
@@ -999,15 +1010,20 @@ def recurring_info(row: RecurringRow) -> pb.RecurringInfo:
 
 
 def leaderboard_message(
-    store: Store, game: str, variants: list[str], tournament_id: str | None = None
+    store: Store, game: str, board: str, tournament_id: str | None = None
 ) -> pb.Leaderboard:
+    """The leaderboard of ``game`` whose key is ``board`` (``variant_key``)."""
+    from arena.store.models import board_parts
     from arena.tournament.leaderboard import compute
 
     # a read fits and never writes: the ratings table is rewritten by the runs themselves
-    rows = compute(store, game, variant_key(variants), tournament_id)
+    rows = compute(store, game, board, tournament_id)
+    variants, options = board_parts(board)
     return pb.Leaderboard(
         game=game,
         variants=sorted(variants),
+        options=options,
+        board=board,
         rows=[
             pb.LeaderboardRow(
                 **r.figures(), bot=r.label, openskill_mu=r.mu, openskill_sigma=r.sigma

@@ -75,6 +75,12 @@ def public(response: Response, shown: bool = True) -> Response:
     return response
 
 
+#: the leaderboards' repeatable filters (``?variant=a&variant=b``): one object each,
+#: since FastAPI keeps a parameter's name on it
+VARIANTS = Query([])
+OPTIONS = Query([])
+
+
 def full(detail: str) -> StarletteHTTPException:
     """A 503 for a stream beyond its cap: it says so, and when to try again."""
     return StarletteHTTPException(503, detail, headers={"retry-after": str(RETRY_AFTER_S)})
@@ -191,12 +197,33 @@ def create_app(
     async def home_page(request: Request) -> Response:
         return page(request, "home.html", home=await _home(), title=None)
 
+    def board_filters(game: str | None, variant: list[str], option: list[str]) -> dict[str, Any]:
+        """The leaderboards' filters of a request (``?game=risk&variant=missions&option=
+        cards=none``); a malformed option is a 400 naming the form it must have."""
+        options = {}
+        variants = [v for text in variant for v in text.replace(",", " ").split()]
+        for text in option:
+            if not text.strip():  # a form's empty field
+                continue
+            name, equals, value = text.strip().partition("=")
+            if not equals or not name or not value or len(text) > 200:
+                raise StarletteHTTPException(400, "an option filter is NAME=VALUE, e.g. cards=none")
+            options[name] = value
+        return {"game": game or None, "variants": variants, "options": options}
+
     @app.get("/leaderboards", **PAGE)
-    def leaderboards_page(request: Request) -> Response:
+    def leaderboards_page(
+        request: Request,
+        game: str | None = None,
+        variant: list[str] = VARIANTS,
+        option: list[str] = OPTIONS,
+    ) -> Response:
+        filters = board_filters(game, variant, option)
         return page(
             request,
             "leaderboards.html",
-            boards=data.boards(store, cache=cache),
+            boards=data.boards(store, cache=cache, **filters),
+            filters=filters,
             title="Leaderboards",
         )
 
@@ -280,11 +307,23 @@ def create_app(
         public(response)
         return await _home()
 
-    @app.get("/api/leaderboards", summary="every leaderboard (game and variant set)")
-    def api_leaderboards(response: Response) -> list[dict[str, Any]]:
-        """Every game and variant set with a finished match, each with its whole table."""
+    @app.get(
+        "/api/leaderboards",
+        summary="every leaderboard (game, variant set, options that change play), or those "
+        "of ?game=G&variant=V&option=NAME=VALUE",
+    )
+    def api_leaderboards(
+        response: Response,
+        game: str | None = None,
+        variant: list[str] = VARIANTS,
+        option: list[str] = OPTIONS,
+    ) -> list[dict[str, Any]]:
+        """Every board with a finished match (game, variant set, and the options that
+        make it a game of its own), each with its whole table; or those the filters
+        keep."""
+        filters = board_filters(game, variant, option)
         public(response)
-        return data.boards(store, cache=cache)
+        return data.boards(store, cache=cache, **filters)
 
     @app.get(
         "/api/leaderboards/{game}/{variants}.csv",

@@ -84,12 +84,40 @@ def shown_label(text: str) -> str:
 
 
 def board_key(segment: str) -> str:
-    """The variant key of a URL segment (``classic`` is the classic game)."""
-    return "" if segment == CLASSIC else segment
+    """The board key of a URL segment (``classic`` is the classic game, and
+    ``classic;cards=none`` the classic game without cards)."""
+    if segment == CLASSIC or segment.startswith(CLASSIC + ";"):
+        return segment[len(CLASSIC) :]
+    return segment
 
 
 def board_segment(variants: str) -> str:
-    return variants or CLASSIC
+    """A board key as a URL segment (the inverse of :func:`board_key`)."""
+    return variants if variants and not variants.startswith(";") else CLASSIC + variants
+
+
+def board_filter(
+    boards: list[tuple[str, str]],
+    game: str | None = None,
+    variants: list[str] | None = None,
+    options: dict[str, str] | None = None,
+) -> list[tuple[str, str]]:
+    """The boards of ``game`` (None: any) whose variant set includes ``variants`` and
+    whose key holds each of ``options`` (as keys hold them, ``cards=none``): the
+    leaderboards' filters of the CLI, the API and the web."""
+    from arena.store.models import board_parts
+
+    out = []
+    for g, key in boards:
+        names, held = board_parts(key)
+        if game and g != game:
+            continue
+        if variants and not set(variants) <= set(names):
+            continue
+        if options and any(held.get(k) != v for k, v in options.items()):
+            continue
+        out.append((g, key))
+    return out
 
 
 def _time(moment: datetime | None) -> str | None:
@@ -150,12 +178,19 @@ def _scale(rows: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def boards(
-    store: Store, top: int | None = None, cache: Boards | None = None
+    store: Store,
+    top: int | None = None,
+    cache: Boards | None = None,
+    game: str | None = None,
+    variants: list[str] | None = None,
+    options: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
+    """Every leaderboard (those of ``game`` with ``variants`` and ``options``, if
+    given: :func:`board_filter`), each with its ``top`` rows (None: all)."""
     cache = cache or Boards(store)
     out = []
-    for game, variants in cache.listed():
-        board = leaderboard(store, game, variants, cache=cache)
+    for board_game, key in board_filter(cache.listed(), game, variants, options):
+        board = leaderboard(store, board_game, key, cache=cache)
         if top is not None:
             board["rows"] = board["rows"][:top]
         out.append(board)
@@ -438,7 +473,7 @@ def _tournament_summary(
         "tournament_id": t.id,
         "name": t.name,
         "game": t.game,
-        "variants": variant_key(t.variants),
+        "variants": variant_key(t.variants, t.options, t.game),
         "format": t.format,
         "seats": t.seats,
         "games_per_pairing": t.games_per_pairing,
@@ -475,7 +510,9 @@ def tournament(store: Store, tournament_id: str, sort: str = "rank") -> dict[str
     if t is None:
         raise NotFound(f"no tournament {tournament_id!r}")
     entries = store.entries(t.id)
-    standings = leaderboard(store, t.game, variant_key(t.variants), sort, tournament_id=t.id)
+    standings = leaderboard(
+        store, t.game, variant_key(t.variants, t.options, t.game), sort, tournament_id=t.id
+    )
     matches = _summaries(store, store.tournament_matches(t.id))
     return {
         **_tournament_summary(store, t),
