@@ -166,6 +166,15 @@ def wait_for_bots(referee: str, store: Any, tournament_id: str) -> None:
         print(f"all {len(remote)} of its registered bots are connected: playing", flush=True)
 
 
+def _progress_so_far(store: Any, tournament_id: str) -> Any:
+    """The tournament's count before this run plays (what a resume finds done)."""
+    from arena.tournament.runner import Progress
+
+    matches = store.tournament_matches(tournament_id)
+    finished = sum(m.status == "finished" for m in matches)
+    return Progress(tournament_id, len(matches), finished, 0)
+
+
 def _run_and_report(args: argparse.Namespace, store: Any, tournament: Any) -> int:
     from arena.store import variant_key
     from arena.tournament.leaderboard import board_title, compute, render
@@ -184,6 +193,8 @@ def _run_and_report(args: argparse.Namespace, store: Any, tournament: Any) -> in
         if args.referee and args.executor != "celery":
             wait_for_bots(args.referee, store, tournament.id)
         with display or contextlib.nullcontext():
+            if display is not None:
+                display.start(_progress_so_far(store, tournament.id))
             summary = run_tournament(store, tournament.id, executor, progress=display)
     except KeyboardInterrupt:
         print(f"\nstopped: resume with {resume}", file=sys.stderr)

@@ -1168,6 +1168,33 @@ async def start_server(referee: Referee, address: str) -> tuple[grpc.aio.Server,
         port = server.add_insecure_port(address)
     except RuntimeError:  # gRPC could not bind: in use, or not an address of this host
         raise OSError(f"cannot listen on {address}: the port is in use or not ours") from None
+    try:
+        return await _serving(referee, server, port, address, cap, admission, health_servicer)
+    except BaseException:  # Ctrl-C while starting: nothing left for the collector to stop
+        referee.lag.stop()
+        if referee.guard is not None:
+            referee.guard.stop()
+        try:
+            await server.stop(None)
+        except Exception:  # cancelled while gRPC's own start ran: it cannot stop cleanly
+            log.debug("a server stopped while it started", exc_info=True)
+        raise
+
+
+async def _serving(
+    referee: Referee,
+    server: grpc.aio.Server,
+    port: int,
+    address: str,
+    cap: int,
+    admission: Admission,
+    health_servicer: Any,
+) -> tuple[grpc.aio.Server, int]:
+    config = referee.config
+    names = (
+        pb.DESCRIPTOR.services_by_name["BotService"].full_name,
+        pb.DESCRIPTOR.services_by_name["ArenaService"].full_name,
+    )
     await server.start()
     referee.lag.start()
     referee.guard = ConnectionGuard(
@@ -1183,7 +1210,7 @@ async def start_server(referee: Referee, address: str) -> tuple[grpc.aio.Server,
     referee.guard.start()
     host = address.rsplit(":", 1)[0]
     referee.address = f"{'127.0.0.1' if host in ('0.0.0.0', '[::]', '') else host}:{port}"
-    for name in ("", *names[:2]):
+    for name in ("", *names):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     return server, port
 
