@@ -337,7 +337,8 @@ def _rounds_of(rec: Any) -> list[tuple[int, dict[str, Any]]]:
 
 
 def test_left_alone_with_a_forfeited_seat_it_wipes_it_out_well_before_the_turn_limit():
-    """Seat 1 forfeits in round 4, its armies staying on the board; the search bot takes
+    """Seat 1 stops answering in round 4 and its strikes forfeit it, its armies staying
+    on the board; the search bot takes
     out seats 2 and 3 and then, alone with the forfeited armies and without cards to play
     for, takes their last territories within a few rounds (it used to only reinforce,
     round after round, up to the turn limit)."""
