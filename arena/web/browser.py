@@ -46,10 +46,12 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve(db: Path | str, *extra: str, timeout_s: float = 60.0) -> Iterator[str]:
+def serve(
+    db: Path | str, *extra: str, timeout_s: float = 60.0, said: list[str] | None = None
+) -> Iterator[str]:
     """``arena web`` on the store ``db`` as a process of its own, on a free port (``extra``:
     more flags, such as ``--referee``): its base URL once it answers; stopped (SIGTERM)
-    after."""
+    after, when ``said`` (if given) gets the lines it printed, stdout and stderr."""
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "arena.cli", "web", "--db", str(db), "--port", str(port), *extra],
@@ -69,6 +71,8 @@ def serve(db: Path | str, *extra: str, timeout_s: float = 60.0) -> Iterator[str]
             process.kill()
             process.wait()
         if process.stdout is not None:
+            if said is not None:
+                said.extend(process.stdout.read().splitlines())
             process.stdout.close()
 
 
