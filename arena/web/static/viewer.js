@@ -244,7 +244,10 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
     }
   });
 
-  const context = { owners: [], board: {}, players: [], root, mode, reveal: false };
+  // a way a match ends in words ("turn_limit": "turn limit reached"), as the server says it
+  const endings = JSON.parse(root.dataset.endings || "{}");
+  const ending = (reason) => endings[reason] || String(reason || "").replaceAll("_", " ");
+  const context = { owners: [], board: {}, players: [], root, mode, reveal: false, ending };
   window.ArenaViewer.show = (step) => {
     following = false;
     setPlaying(false);
@@ -320,7 +323,12 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
       const end = JSON.parse(event.data);
       source.close();
       root.dataset.ended = "true";
-      status.textContent = `The match has ended (${end.reason || end.status}).`;
+      status.textContent =
+        end.status === "finished" || !end.status
+          ? `The match has ended (${ending(end.reason)}).`
+          : end.status === "aborted"
+            ? "The match was aborted before its end: it is played again from the start."
+            : `The match ended without a result (${end.status}).`;
       // the referee stores the result just after: wait for the store to say so
       for (let tries = 0; tries < 60; tries++) {
         const answer = await fetch(`/api/matches/${encodeURIComponent(matchId)}`);
