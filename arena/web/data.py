@@ -152,23 +152,32 @@ HOUSE_SAID = "built into Arena, played inside the referee"
 TWIN_SAID = "the same bot, run as its own process and connected over gRPC"
 
 
-def legend(labels: list[str]) -> list[dict[str, str]]:
-    """What a board's labels mean: ``house:NAME`` is a bot built into Arena, played
-    inside the referee; ``NAME`` alone, when the same board has ``house:NAME`` too, is
-    that same bot as a process of its own, over gRPC; the others are bot processes;
-    ``@N`` is a version. Each ``{"label", "means"}``: the CLI's legend (arena.demo)."""
+def legend(labels: list[str]) -> list[dict[str, Any]]:
+    """What a board's labels mean, as the CLI's legend (arena.demo) says it:
+    ``house:NAME`` is a bot built into Arena, played inside the referee; ``NAME`` alone,
+    when the same board has ``house:NAME`` too, is that same bot as a process of its
+    own, over gRPC; the others are bot processes; ``@N`` is a version. Each
+    ``{"label", "means", "bot"}`` (``bot``: the label is a bot's)."""
     names = {label.rsplit("@", 1)[0] for label in labels}
     house = sorted(n for n in names if n.startswith(HOUSE_PREFIX))
-    out = [{"label": n, "means": HOUSE_SAID} for n in house]
+    out = [{"label": n, "means": HOUSE_SAID, "bot": True} for n in house]
     out += [
-        {"label": n.removeprefix(HOUSE_PREFIX), "means": TWIN_SAID}
+        {"label": n.removeprefix(HOUSE_PREFIX), "means": TWIN_SAID, "bot": True}
         for n in house
         if n.removeprefix(HOUSE_PREFIX) in names
     ]
     if any(not n.startswith(HOUSE_PREFIX) for n in names):
-        out.append({"label": "the others", "means": "bot processes connected over gRPC"})
+        out.append(
+            {"label": "the others", "means": "bot processes connected over gRPC", "bot": False}
+        )
     if labels:
-        out.append({"label": "@N", "means": "the version (a name registered again is the next)"})
+        out.append(
+            {
+                "label": "@N",
+                "means": "the version (a name registered again is the next)",
+                "bot": False,
+            }
+        )
     return out
 
 

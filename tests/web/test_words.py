@@ -143,7 +143,9 @@ def test_the_leaderboard_says_what_house_and_process_labels_mean(client: TestCli
     assert {
         "label": "house:aggressive",
         "means": "built into Arena, played inside the referee",
-    } in (legend)
+        "bot": True,
+    } in legend
+    assert "@N (an old name)" not in page  # a note, not a bot's name
     # the same bot as a process of its own, beside its house twin
     from arena.web.data import legend as legend_of
 
