@@ -172,10 +172,13 @@ def test_an_unknown_game_s_leaderboard_is_a_404_saying_so(client: TestClient):
     assert answer.json()["detail"] == "no finished match of risk (missions) yet"
 
 
-def test_no_page_shows_a_raw_code(client: TestClient, filled: Filled):
+def test_no_page_shows_a_raw_code(with_aborted):
     from .conftest import pages
 
-    for path in pages(client):
-        if path.startswith("/api/") or path == "/openapi.json":
-            continue  # the API keeps the codes: it is for programs
-        assert not CODES.search(text_of(client.get(path).text)), path
+    url, match_id = with_aborted  # the filled store, and an aborted match
+    with TestClient(create_app(url)) as web:
+        paths = [*pages(web), f"/matches/{match_id}"]
+        for path in paths:
+            if path.startswith("/api/") or path == "/openapi.json":
+                continue  # the API keeps the codes: it is for programs
+            assert not CODES.search(text_of(web.get(path).text)), path
