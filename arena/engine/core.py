@@ -115,7 +115,7 @@ class EndReason(enum.StrEnum):
 
 
 #: each way a match can end as people say it (the codes are for programs)
-_ENDINGS_SAID = {
+ENDINGS_SAID = {
     "victory": "victory",
     "turn_limit": "turn limit reached",
     "no_moves": "no legal move left",
@@ -127,7 +127,7 @@ _ENDINGS_SAID = {
 
 def ending_said(reason: str) -> str:
     """A result's reason in words: ``turn_limit`` is "turn limit reached"."""
-    return _ENDINGS_SAID.get(reason, reason.replace("_", " "))
+    return ENDINGS_SAID.get(reason, reason.replace("_", " "))
 
 
 @dataclass(frozen=True, slots=True)
@@ -447,10 +447,12 @@ class Game(ABC):
 
     def check_players(self, num_players: int) -> None:
         if not self.min_players <= num_players <= self.max_players:
-            raise ValueError(
-                f"{self.name} takes {self.min_players} to {self.max_players} players, "
-                f"not {num_players}"
+            takes = (
+                f"{self.min_players}"
+                if self.min_players == self.max_players
+                else f"{self.min_players} to {self.max_players}"
             )
+            raise ValueError(f"{self.name} takes {takes} players, not {num_players}")
 
     def public_event(self, event: Event, seat: int | None) -> Event | None:
         """``event`` as ``seat`` may see it during the match (None: a spectator), or None

@@ -19,6 +19,7 @@ from cachetools import LRUCache
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import (
+    FileResponse,
     HTMLResponse,
     JSONResponse,
     PlainTextResponse,
@@ -30,6 +31,7 @@ from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from arena.engine.core import ending_said
 from arena.store.readonly import ReadOnlyStore
 from arena.web import data, errors, live, prebuild, progress, safety, svg, viewers
 from arena.web.cache import Boards
@@ -113,6 +115,7 @@ def create_app(
     templates.env.globals.update(bar=svg.bar, history_plot=svg.history_plot)
     templates.env.filters["elo"] = lambda v: f"{v:.0f}"
     templates.env.filters["bot"] = data.shown_label
+    templates.env.filters["ending"] = ending_said
     live_part = templates.env.get_template("_tournament_live.html")
 
     def tournament_event(tournament_id: str) -> dict[str, Any]:
@@ -254,9 +257,21 @@ def create_app(
 
     @app.get("/leaderboards/{game}/{variants}", **PAGE)
     def leaderboard_page(request: Request, game: str, variants: str, sort: str = "rank"):
-        board = data.leaderboard(store, game, data.board_key(variants), sort, cache=cache)
+        board = a_board(game, variants, sort)
         table = board_table(board)
         return page(request, "leaderboard.html", board=board, table=table, title=board["title"])
+
+    def a_board(game: str, variants: str, sort: str) -> dict[str, Any]:
+        """A leaderboard (a 404 for a game there is not, saying so)."""
+        key = data.board_key(variants)
+        return data.leaderboard(store, game, key, sort, cache=cache, games=registry.games)
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> Response:
+        """The tab's icon (browsers ask for it at this path, whatever the page says)."""
+        answer = FileResponse(HERE / "static" / "favicon.ico", media_type="image/x-icon")
+        answer.headers["cache-control"] = safety.STATIC
+        return answer
 
     @app.get("/bots", **PAGE)
     def bots_page(request: Request) -> Response:
@@ -264,7 +279,7 @@ def create_app(
 
     @app.get("/bots/{name:path}", **PAGE)
     def bot_page(request: Request, name: str) -> Response:
-        bot = data.bot(store, name, cache)
+        bot = data.bot(store, name, cache, registry)
         return page(request, "bot.html", bot=bot, title=data.shown_label(name))
 
     @app.get("/tournaments", **PAGE)
@@ -332,7 +347,7 @@ def create_app(
     )
     def api_leaderboard_csv(game: str, variants: str, sort: str = "rank") -> Response:
         """The table as CSV (one row a bot version, the same columns as the JSON)."""
-        board = data.leaderboard(store, game, data.board_key(variants), sort, cache=cache)
+        board = a_board(game, variants, sort)
         name = f"leaderboard-{game}-{variants}.csv"
         return public(
             Response(
@@ -351,7 +366,7 @@ def create_app(
         elo, openskill; `-COLUMN` for descending. Rows, numbers and (by rank) order
         are those of `arena leaderboard`."""
         public(response)
-        return data.leaderboard(store, game, data.board_key(variants), sort, cache=cache)
+        return a_board(game, variants, sort)
 
     @app.get("/api/bots", summary="every bot name with its versions")
     def api_bots(response: Response) -> list[dict[str, Any]]:
@@ -364,7 +379,7 @@ def create_app(
         it played: its versions' rows, their rating history (the MLE Elo after each
         tournament it played in) and head-to-head counts; its latest matches."""
         public(response)
-        return data.bot(store, name, cache)
+        return data.bot(store, name, cache, registry)
 
     @app.get("/api/tournaments", summary="every tournament, newest first")
     def api_tournaments(response: Response) -> list[dict[str, Any]]:
