@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 from sqlalchemy import func, select
 
+from arena.engine.core import ending_said
 from arena.ratings import pairwise
 from arena.store import (
     HOUSE_PREFIX,
@@ -570,7 +571,13 @@ def _fields(item: dict[str, Any], names: LogNames | None = None) -> str:
     """``type`` (or ``e``) first, then ``key=value`` pairs: one readable line, with the
     owners and places named as the viewer names them (``names``)."""
     head = item.get("type", item.get("e", ""))
-    shown = names.value if names is not None else (lambda _k, v: v)
+    named = names.value if names is not None else (lambda _k, v: v)
+
+    def shown(key: str, value: Any) -> Any:  # a game's end in words, as the result says it
+        return (
+            ending_said(value) if key == "reason" and isinstance(value, str) else named(key, value)
+        )
+
     rest = " ".join(f"{k}={_said(shown(k, v))}" for k, v in item.items() if k not in ("type", "e"))
     return f"{head} {rest}".strip()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import re
 import shutil
+from pathlib import Path
 
 import orjson
 import pytest
@@ -43,9 +44,26 @@ def finished_match(client: TestClient, tournament_id: str, reason: str | None = 
     raise AssertionError(f"no match ended by {reason}")
 
 
-def test_the_way_a_match_ended_is_said_in_words(client: TestClient, filled: Filled):
-    # the Risk tournament has a turn limit of 30: some of its matches reach it
-    match = finished_match(client, filled.risk_id, "turn_limit")
+def test_the_way_a_match_ended_is_said_in_words(copy: Path):
+    # a Risk game limited to one round ends by the limit, whatever its seeds
+    from arena.tournament.executor import LocalExecutor
+    from arena.tournament.runner import TournamentSpec, create_tournament, run_tournament
+
+    store = Store(str(copy))
+    try:
+        spec = TournamentSpec(
+            game="risk", bots=["random", "aggressive", "defensive"], seats=3,
+            games_per_pairing=1, options={"turn-limit": "1"},
+        )  # fmt: skip
+        limited = create_tournament(store, spec).id
+        assert run_tournament(store, limited, LocalExecutor(workers=0)).status == "finished"
+    finally:
+        store.close()
+    with TestClient(create_app(f"sqlite:///{copy}")) as client:
+        _said_in_words(client, finished_match(client, limited, "turn_limit"))
+
+
+def _said_in_words(client: TestClient, match: dict) -> None:
     page = text_of(client.get(f"/matches/{match['match_id']}").text)
     assert "Result turn limit reached" in page
     assert not CODES.search(page)
