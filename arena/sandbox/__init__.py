@@ -32,17 +32,25 @@ from arena.sandbox.player import BotProgram, SandboxedPlayer, SandboxError
 STAGE_DIR = "arena-bot-code"
 
 
-def python_bot_program(path: Path) -> BotProgram:
+def python_bot_program(path: Path, digest: str | None = None) -> BotProgram:
     """The SDK bot file ``path`` as a program: a folder of its own holding that file
     alone (no other file beside it is visible), run by Arena's stdio runner with the
-    Python running Arena. ValueError (one line) if it is not a bot file's name."""
+    Python running Arena. The file is read, never run here. ValueError (one line) if it
+    is not a Python file, or its content is no longer ``digest`` (a tournament's
+    version)."""
     path = Path(path)
     if path.suffix != ".py":
         raise ValueError(f"{path}: not a Python file (expected a path ending in .py)")
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
     content = path.read_bytes()
-    digest = hashlib.sha256(content).hexdigest()
+    found = hashlib.sha256(content).hexdigest()
+    if digest is not None and found != digest:
+        raise ValueError(
+            f"{path} changed since the tournament was created: that version of "
+            f"file:{path.stem} is gone (restore the file, or start a new tournament)"
+        )
+    digest = found
     code_dir = stage_code({path.name: content}, digest)
     return BotProgram(
         code_dir=code_dir,

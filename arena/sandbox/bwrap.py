@@ -176,7 +176,7 @@ def sandbox_command(
     for source, destination in extra_binds:
         args += ["--bind", source, destination]
     args += ["--proc", "/proc", "--dev", "/dev"]
-    args += ["--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
+    args += ["--perms", "1777", "--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
     args += ["--clearenv", "--setenv", "PATH", PATH, "--setenv", "HOME", "/tmp"]
     args += ["--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8"]
     args += ["--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "MALLOC_ARENA_MAX", "2"]
@@ -227,3 +227,21 @@ def _user_processes() -> int:
             except OSError:
                 continue
     return count
+
+
+def uid_processes(uid: int) -> list[int]:
+    """The processes of ``uid`` that are alive (not zombies)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status") as file:
+                status = file.read()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        state = fields.get("State", "").split()
+        if int(fields.get("Uid", "-1 ").split()[0]) == uid and state and state[0] not in "ZX":
+            found.append(int(entry.name))
+    return found

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import select
 import signal
 import subprocess
 import threading
@@ -44,6 +45,8 @@ DECISION_MS = 5000
 TIME_BANK_MS = 30000
 #: how long a bot may take to exit once told its match ended, before it is killed
 EXIT_S = 1.0
+#: how long a message may wait for room in a bot's input before the bot is given up
+SEND_S = 10.0
 
 
 class SandboxError(RuntimeError):
@@ -111,6 +114,8 @@ class SandboxedPlayer:
         self._closed = False
         self._slot: bwrap.UidSlot | None = None
         self._gone = ""
+        #: the sandbox's own uid (a root host gives each sandbox one), else None
+        self.uid: int | None = None
         self.started = time.monotonic()
         if isolation == "sandbox":
             problem = bwrap.sandbox_problem()
@@ -118,6 +123,7 @@ class SandboxedPlayer:
                 raise SandboxError(problem)
             if os.geteuid() == 0:
                 self._slot = bwrap.UidSlot()
+                self.uid = self._slot.uid
             argv = bwrap.sandbox_command(
                 program.command,
                 program.code_dir,
@@ -143,6 +149,8 @@ class SandboxedPlayer:
             self._release()
             raise SandboxError(f"{self.name} could not start: {exc}") from None
         assert self.process.stdout is not None and self.process.stderr is not None
+        assert self.process.stdin is not None
+        os.set_blocking(self.process.stdin.fileno(), False)  # see send()
         self._threads = [
             threading.Thread(target=self._read_stdout, args=(self.process.stdout,), daemon=True),
             threading.Thread(target=self._read_stderr, args=(self.process.stderr,), daemon=True),
@@ -205,13 +213,25 @@ class SandboxedPlayer:
 
     # --- the wire --------------------------------------------------------------------
 
-    def send(self, message: pb.RefereeMessage) -> None:
-        """Write one message line; BotGone if the bot no longer reads."""
+    def send(self, message: pb.RefereeMessage, timeout_s: float = SEND_S) -> None:
+        """Write one message line; BotGone if the bot no longer reads (its input closed,
+        or full for ``timeout_s``: a bot that never reads must not block the match)."""
         stdin = self.process.stdin
         assert stdin is not None
+        data = memoryview(message_line(message))
+        deadline = time.monotonic() + timeout_s
         try:
-            stdin.write(message_line(message))
-            stdin.flush()
+            fd = stdin.fileno()
+            while data:
+                try:
+                    written = os.write(fd, data)
+                except BlockingIOError:
+                    written = 0
+                data = data[written:]
+                if data:
+                    left = deadline - time.monotonic()
+                    if left <= 0 or not select.select([], [fd], [], left)[1]:
+                        raise BotGone(self._gone_why("stopped reading its input"))
         except (BrokenPipeError, ValueError, OSError):
             raise BotGone(self._gone_why("stopped reading its input")) from None
 
@@ -339,9 +359,9 @@ class SandboxedPlayer:
                     self._lines.put(_Line(None, "closed its output"))
                     return
                 if len(data) > limit and not data.endswith(b"\n"):
-                    self._lines.put(
-                        _Line(None, f"wrote a line over {self.limits.line_kb} KiB to its output")
-                    )
+                    why = f"wrote a line over {self.limits.line_kb} KiB to its output"
+                    self._gone = self._gone or why
+                    self._lines.put(_Line(None, why))
                     self._kill()
                     return
                 self._lines.put(_Line(data))
@@ -428,6 +448,11 @@ class SandboxedPlayer:
 
     def _release(self) -> None:
         if self._slot is not None:
+            # the uid is given to another sandbox only once none of this one's is left
+            # (its PID namespace dies with bwrap, but not in the same instant)
+            deadline = time.monotonic() + 10.0
+            while bwrap.uid_processes(self._slot.uid) and time.monotonic() < deadline:
+                time.sleep(0.02)
             self._slot.release()
             self._slot = None
 

@@ -23,18 +23,23 @@ def main(argv: list[str] | None = None) -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
 
+    import hashlib
+
     from arena.sandbox.stdio import message_line, referee_message
     from arena.sdk import _Session
-    from arena.sdk.local import load
+    from arena.sdk.local import _bot_class
     from arena.v1 import arena_pb2 as pb
 
+    path = os.path.abspath(args[0])
     try:
-        bot = load(args[0])
-    except ValueError as exc:
+        with open(path, "rb") as file:
+            digest = hashlib.sha256(file.read()).hexdigest()
+        cls = _bot_class(path, digest)
+    except (OSError, ValueError) as exc:
         print(f"arena.sandbox.runner: {exc}", file=sys.stderr)
         return 1
     out.write(message_line(pb.BotMessage(hello=pb.Hello(client="arena-sandbox-runner/0.1"))))
-    session = _Session(bot.cls, "", 1, 0)
+    session = _Session(cls, "", 1, 0)
     for line in sys.stdin.buffer:
         message = referee_message(line)
         replies: list[pb.BotMessage] = []

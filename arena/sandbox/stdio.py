@@ -14,7 +14,7 @@ from typing import Any
 
 from google.protobuf import json_format
 
-from arena.referee.codec import CodecError, to_json_text, untrusted_json
+from arena.referee.codec import CodecError, from_json_text, to_json_text, untrusted_json
 from arena.v1 import arena_pb2 as pb
 
 
@@ -24,14 +24,15 @@ def message_line(message: Any) -> bytes:
     return to_json_text(value).encode() + b"\n"
 
 
-def read_message(line: bytes | str, message_type: Any) -> Any:
+def read_message(line: bytes | str, message_type: Any, untrusted: bool = True) -> Any:
     """The message of one line (a BotMessage from a bot, a RefereeMessage in a bot);
-    CodecError, in a few words, if it is not one."""
+    CodecError, in a few words, if it is not one. ``untrusted``: a bot's line, held to
+    the referee's bounds on what a bot sends (its size, depth and numbers)."""
     text = line.decode(errors="replace") if isinstance(line, bytes) else line
     text = text.strip()
     if not text:
         raise CodecError("an empty line")
-    value = untrusted_json(text)
+    value = untrusted_json(text) if untrusted else from_json_text(text)
     if not isinstance(value, dict):
         raise CodecError("not a JSON object")
     message = message_type()
@@ -47,4 +48,4 @@ def bot_message(line: bytes | str) -> pb.BotMessage:
 
 
 def referee_message(line: bytes | str) -> pb.RefereeMessage:
-    return read_message(line, pb.RefereeMessage)  # type: ignore[no-any-return]
+    return read_message(line, pb.RefereeMessage, untrusted=False)  # type: ignore[no-any-return]
