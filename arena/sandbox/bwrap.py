@@ -161,6 +161,7 @@ def sandbox_command(
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
+    args += ["--perms", "0755", "--dir", "/etc"]  # bwrap would make it private to root
     for name in ETC_FILES:
         path = f"/etc/{name}"
         if os.path.exists(path):
