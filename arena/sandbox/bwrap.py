@@ -43,6 +43,11 @@ PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
 def find_bwrap() -> str | None:
+    """bubblewrap's path: ``$ARENA_BWRAP`` if set (a test names a missing one), else
+    the one on PATH or Debian's."""
+    chosen = os.environ.get("ARENA_BWRAP")
+    if chosen:
+        return chosen if os.access(chosen, os.X_OK) else None
     found = shutil.which("bwrap")
     if found:
         return found
@@ -62,9 +67,7 @@ def sandbox_problem() -> str | None:
         return "prlimit (util-linux) is not installed: the sandbox's limits need it"
     if os.geteuid() == 0 and shutil.which("setpriv") is None:
         return "setpriv (util-linux) is not installed: the sandbox's user needs it"
-    probe = [*_namespaces(), "--ro-bind", "/", "/", "--", "/bin/true"]
-    if os.geteuid() == 0:
-        probe = [*_namespaces(), "--ro-bind", "/", "/", "--", "/bin/true"]
+    probe = [*_namespaces(), "--ro-bind", "/", "/", "--proc", "/proc", "--", "/bin/true"]
     try:
         done = subprocess.run(
             [bwrap, *probe], capture_output=True, timeout=20, stdin=subprocess.DEVNULL
