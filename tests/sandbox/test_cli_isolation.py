@@ -98,17 +98,9 @@ def test_without_bubblewrap_bot_files_are_refused_in_one_line_unless_process(
     tmp_path: Path, cheater: Path
 ) -> None:
     missing = {"ARENA_BWRAP": str(tmp_path / "no-bwrap")}
+    tournament = ("tournament", "run", "--db", "t.db", "--game", "stratego")
     for command in (
-        (
-            "tournament",
-            "run",
-            "--db",
-            "t.db",
-            "--game",
-            "stratego",
-            "--bots",
-            "./cheater.py,random",
-        ),
+        (*tournament, "--bots", "./cheater.py,random"),
         ("play", "stratego", "--players", "./cheater.py,random", "--isolation", "sandbox"),
     ):
         done = arena(*command, *RULES, cwd=tmp_path, env=missing)
