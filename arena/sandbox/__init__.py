@@ -101,9 +101,70 @@ def stdio_player(
     return SandboxedPlayer(program, context, isolation=isolation, limits=limits, **options)
 
 
+#: where a referee's Unix socket is bound inside a sandbox
+REFEREE_SOCKET = "/run/arena/referee.sock"
+
+
+class ConnectedBot:
+    """An SDK bot file connected to a referee over gRPC from inside a sandbox: the
+    referee's Unix socket (``arena referee --unix PATH``) bound in at REFEREE_SOCKET, no
+    other way out. ``close()`` ends its whole process tree."""
+
+    def __init__(
+        self,
+        path: Path,
+        socket_path: str,
+        token: str,
+        *,
+        limits: Limits = Limits(),  # noqa: B008 - frozen
+        max_matches: int = 16,
+    ) -> None:
+        import subprocess
+
+        from arena.sandbox import bwrap
+
+        problem = sandbox_problem()
+        if problem is not None:
+            raise SandboxError(problem)
+        program = python_bot_program(path)
+        command = (
+            python_executable(),
+            *("-m", "arena.sandbox.connect", Path(path).name),
+            *("--referee", f"unix:{REFEREE_SOCKET}", "--token", token),
+            *("--max-matches", str(max_matches)),
+        )
+        self._slot = bwrap.UidSlot() if os.geteuid() == 0 else None
+        argv = bwrap.sandbox_command(
+            command,
+            program.code_dir,
+            limits,
+            self._slot.uid if self._slot else None,
+            [(socket_path, REFEREE_SOCKET)],
+        )
+        self.process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+    def close(self) -> None:
+        import signal
+
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+        if self._slot is not None:
+            self._slot.release()
+            self._slot = None
+
+
 __all__ = [
     "ISOLATIONS",
+    "REFEREE_SOCKET",
     "BotProgram",
+    "ConnectedBot",
     "Limits",
     "SandboxError",
     "SandboxedPlayer",

@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
@@ -120,10 +121,16 @@ class UidSlot:
             return
         raise RuntimeError("every sandbox uid is in use")
 
-    def release(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
+    def release(self, wait_s: float = 10.0) -> None:
+        """Give the uid back, once none of its processes is left (a PID namespace dies
+        with its bwrap, but not in the same instant), or after ``wait_s``."""
+        if self._handle is None:
+            return
+        deadline = time.monotonic() + wait_s
+        while uid_processes(self.uid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self._handle.close()
+        self._handle = None
 
 
 def python_paths() -> list[str]:
@@ -178,6 +185,9 @@ def sandbox_command(
         args += ["--ro-bind", path, path]
     args += ["--ro-bind", str(code_dir), CODE_DIR]
     for source, destination in extra_binds:
+        for parent in reversed(Path(destination).parents):
+            if str(parent) != "/":
+                args += ["--perms", "0755", "--dir", str(parent)]
         args += ["--bind", source, destination]
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += ["--perms", "1777", "--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]

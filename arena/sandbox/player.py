@@ -448,11 +448,6 @@ class SandboxedPlayer:
 
     def _release(self) -> None:
         if self._slot is not None:
-            # the uid is given to another sandbox only once none of this one's is left
-            # (its PID namespace dies with bwrap, but not in the same instant)
-            deadline = time.monotonic() + 10.0
-            while bwrap.uid_processes(self._slot.uid) and time.monotonic() < deadline:
-                time.sleep(0.02)
             self._slot.release()
             self._slot = None
 

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 import pytest
+from google.protobuf import json_format
 
 from arena.engine.match import play_match
 from arena.plugins import load_registry
@@ -72,9 +73,12 @@ def test_what_stdio_bots_are_sent_passes_the_hidden_information_audit(
         for line in lines:
             assert line.endswith(b"\n") and line.count(b"\n") == 1
             message = referee_message(line)  # strict: a field the proto has not fails
-            # the line is the message's canonical JSON and holds nothing else
+            # the line is the message's canonical JSON and holds nothing else: what
+            # protobuf's own json_format writes and reads (the fast path's check)
             assert message_line(message) == line
-            assert json.loads(line) == json.loads(line.decode())
+            value = json.loads(line)
+            assert value == json_format.MessageToDict(message, preserving_proto_field_name=True)
+            assert json_format.ParseDict(value, pb.RefereeMessage()) == message
             if message.WhichOneof("kind") == "decision":
                 requests[seat].append(message.SerializeToString())
             inner = getattr(message, message.WhichOneof("kind"))
@@ -97,3 +101,42 @@ def test_a_bots_line_is_read_strictly() -> None:
             bot_message(bad)
     with pytest.raises(CodecError):
         bot_message('{"action": {"match_id": "' + "m" * 100_000 + '"}}')
+
+
+BOT_LINES = [
+    '{"hello": {"client": "x"}}',
+    '{"ping": {}}',
+    '{"hello": null, "ping": {}}',
+    '{"ping": {"nonce": "18446744073709551615"}}',
+    '{"action": {"match_id": "m", "request_id": "9007199254740993", "error": "boom"}}',
+    '{"action": {"matchId": "m", "requestId": 5, "action": {"risk": {"type": "end_turn"}}}}',
+    '{"action": {"match_id": "m", "request_id": "1", "action": {"risk": {"type": '
+    '"reinforce", "placements": {"3": 2, "-1": 1}, "territory": 0}}}}',
+    '{"action": {"match_id": "m", "request_id": "1", "action": {"stratego": {"type": '
+    '"setup", "placement": {"0": "flag"}, "from": 0}}}}',
+    '{"batch": {"messages": [{"ping": {}}, {"action": {"request_id": "2"}}]}}',
+]
+BAD_LINES = [
+    '{"action": {"request_id": 1.5}}',
+    '{"action": {"request_id": "-1"}}',
+    '{"action": {"match_id": 7}}',
+    '{"ping": {"nonce": "99999999999999999999"}}',
+    '{"action": {"action": {"risk": {"territory": 2147483648}}}}',
+    '{"action": {"action": {"risk": {"placements": {"x": 1}}}}}',
+    '{"hello": {"batches": 1}}',
+]
+
+
+@pytest.mark.parametrize("line", BOT_LINES)
+def test_a_bots_line_reads_as_json_format_reads_it(line: str) -> None:
+    assert bot_message(line) == json_format.Parse(line, pb.BotMessage())
+
+
+@pytest.mark.parametrize("line", BAD_LINES)
+def test_a_line_json_format_refuses_is_refused(line: str) -> None:
+    from arena.referee.codec import CodecError
+
+    with pytest.raises(json_format.ParseError):
+        json_format.Parse(line, pb.BotMessage())
+    with pytest.raises(CodecError):
+        bot_message(line)
