@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import queue
 import select
 import signal
 import subprocess
@@ -107,7 +106,8 @@ class SandboxedPlayer:
         self.name = name or "bot"
         self._stderr: deque[bytes] = deque()
         self._stderr_size = 0
-        self._lines: queue.Queue[_Line] = queue.Queue()
+        self._buffer = bytearray()  # what was read of its stdout, not a whole line yet
+        self._ended: _Line | None = None  # its stdout's end, once seen
         self._retry = False
         self._attempt = 1
         self._last_request = 0
@@ -151,8 +151,9 @@ class SandboxedPlayer:
         assert self.process.stdout is not None and self.process.stderr is not None
         assert self.process.stdin is not None
         os.set_blocking(self.process.stdin.fileno(), False)  # see send()
+        self._stdout = self.process.stdout.fileno()
+        os.set_blocking(self._stdout, False)  # read in the match's own thread: _next_line
         self._threads = [
-            threading.Thread(target=self._read_stdout, args=(self.process.stdout,), daemon=True),
             threading.Thread(target=self._read_stderr, args=(self.process.stderr,), daemon=True),
         ]
         for thread in self._threads:
@@ -176,8 +177,8 @@ class SandboxedPlayer:
                     f"{self._stderr_tail()}"
                 )
             try:
-                line = self._lines.get(timeout=left)
-            except queue.Empty:
+                line = self._next_line(left)
+            except TimeoutError:
                 continue
             if line.data is None:
                 self._wait_exit(2.0)
@@ -244,12 +245,8 @@ class SandboxedPlayer:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError
-            try:
-                line = self._lines.get(timeout=left)
-            except queue.Empty:
-                raise TimeoutError from None
+            line = self._next_line(left)  # TimeoutError past the deadline
             if line.data is None:
-                self._lines.put(line)  # it stays ended
                 raise BotGone(self._gone_why(line.why))
             try:
                 message = bot_message(line.data)
@@ -350,23 +347,45 @@ class SandboxedPlayer:
 
     # --- its output ------------------------------------------------------------------
 
-    def _read_stdout(self, stream: IO[bytes]) -> None:
+    def _next_line(self, timeout_s: float) -> _Line:
+        """The bot's next stdout line, read in the caller's thread (no hand-off between
+        threads on a decision's path); TimeoutError past ``timeout_s``. A line longer
+        than ``Limits.line_kb`` ends the bot (the line's end, with the reason)."""
+        if self._ended is not None:
+            return self._ended
         limit = self.limits.line_kb << 10
-        try:
-            while True:
-                data = stream.readline(limit + 1)
-                if not data:
-                    self._lines.put(_Line(None, "closed its output"))
-                    return
-                if len(data) > limit and not data.endswith(b"\n"):
-                    why = f"wrote a line over {self.limits.line_kb} KiB to its output"
-                    self._gone = self._gone or why
-                    self._lines.put(_Line(None, why))
-                    self._kill()
-                    return
-                self._lines.put(_Line(data))
-        except (OSError, ValueError):
-            self._lines.put(_Line(None, "closed its output"))
+        deadline = time.monotonic() + timeout_s
+        while True:
+            end = self._buffer.find(b"\n")
+            if end >= 0:
+                data = bytes(self._buffer[: end + 1])
+                del self._buffer[: end + 1]
+                if len(data) <= limit + 1:
+                    return _Line(data)
+            if end >= 0 or len(self._buffer) > limit:
+                return self._end(f"wrote a line over {self.limits.line_kb} KiB to its output")
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self._stdout], [], [], left)[0]:
+                raise TimeoutError
+            try:
+                chunk = os.read(self._stdout, 1 << 16)
+            except BlockingIOError:
+                continue
+            except OSError:
+                chunk = b""
+            if not chunk:
+                return self._end("closed its output", protocol=False)
+            self._buffer += chunk
+
+    def _end(self, why: str, protocol: bool = True) -> _Line:
+        """Its stdout is done with: ended by the bot, or by its breaking the protocol
+        (``protocol``: the reason stands, and the bot is ended at once)."""
+        if protocol:
+            self._gone = self._gone or why
+            self._kill()
+        self._buffer.clear()
+        self._ended = _Line(None, why)
+        return self._ended
 
     def _read_stderr(self, stream: IO[bytes]) -> None:
         keep = self.limits.stderr_kb << 10
