@@ -1,6 +1,7 @@
 # One image for every Arena service: referee, Celery workers and beat, the web, example bots.
 FROM python:3.11-slim
-RUN apt-get update && apt-get install -y --no-install-recommends nodejs npm \
+# bubblewrap: the sandbox bot code runs in (docs/hosting.md); util-linux has prlimit, setpriv
+RUN apt-get update && apt-get install -y --no-install-recommends nodejs npm bubblewrap util-linux \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY pyproject.toml setup.py README.md LICENSE ./

@@ -8,7 +8,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_ARGS ?=
 
-.PHONY: run play test lint bench clean node services chromium screenshots
+.PHONY: run play test lint bench clean node services chromium bubblewrap screenshots
 
 # pip's own lines, one each: what it fetches, builds and installs (its "Installing
 # collected packages" is the long silent part: it says so before), cut to 100 columns
@@ -66,7 +66,11 @@ services:
 chromium:
 	bash scripts/ensure_chromium.sh
 
-test: lint node services chromium
+# bubblewrap (Debian's) for the sandbox bot code runs in (arena/sandbox, docs/hosting.md)
+bubblewrap:
+	bash scripts/ensure_bubblewrap.sh
+
+test: lint node services chromium bubblewrap
 	$(BIN)/pytest
 
 # The README's pictures (docs/images/): small tournaments served by arena web, shot in

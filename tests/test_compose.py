@@ -335,3 +335,63 @@ def test_the_web_health_check_asks_a_running_arena_web(tmp_path) -> None:
         check = [sys.executable, *test[2:-1], code]
         assert subprocess.run(check, capture_output=True, timeout=30).returncode == 0
     assert subprocess.run(check, capture_output=True, timeout=30).returncode != 0
+
+
+#: the services that run bot code (hosted bots, bot files) in bubblewrap's sandbox
+SANDBOXED = ("referee", "worker")
+
+
+@pytest.mark.parametrize("name", SANDBOXED)
+def test_the_services_running_bot_code_may_run_bubblewrap(name: str) -> None:
+    """bubblewrap as the container's root, with no user namespace, needs CAP_SYS_ADMIN,
+    and Docker's default seccomp and AppArmor profiles lifted (docs/hosting.md); the
+    other services keep Docker's defaults."""
+    service = SERVICES[name]
+    assert "SYS_ADMIN" in service["cap_add"]
+    assert "seccomp=unconfined" in service["security_opt"]
+    assert "apparmor=unconfined" in service["security_opt"]
+    for other in set(SERVICES) - set(SANDBOXED):
+        assert "cap_add" not in SERVICES[other] and "security_opt" not in SERVICES[other], other
+    assert re.search(r"apt-get install[^\n]*\bbubblewrap\b", (ROOT / "Dockerfile").read_text())
+
+
+def test_the_sandbox_runs_here_as_it_runs_in_those_containers(tmp_path: Path) -> None:
+    """The containers' way, with real processes on this machine: as root, no user
+    namespace (the bot is given an unprivileged uid of its own instead), and a bot
+    plays in it."""
+    import os
+
+    from arena.engine.match import play_match
+    from arena.plugins import load_registry
+    from arena.sandbox import Limits, python_bot_program, sandbox_problem, stdio_player
+    from arena.sandbox.bwrap import sandbox_command
+    from arena.sdk import MatchContext
+
+    assert os.geteuid() == 0, "the suite runs as root here, as the containers do"
+    assert sandbox_problem() is None
+    argv = sandbox_command(["true"], tmp_path, Limits(), 3_100_000)
+    assert "--unshare-user" not in argv and "--unshare-net" in argv
+    path = tmp_path / "first.py"
+    path.write_text(
+        "from arena.sdk import Bot\n\nclass First(Bot):\n"
+        "    def decide_stratego(self, observation, decision):\n"
+        "        if decision.kind == 'move':\n"
+        "            src, dst = decision.options['moves'][0]\n"
+        "            return {'type': 'move', 'from': src, 'to': dst}\n"
+        "        return self.default_setup(decision)\n"
+    )
+    registry = load_registry()
+    context = MatchContext("m", "stratego", 0, ["file:first", "random"], ["barrage"])
+    player = stdio_player(python_bot_program(path), context)
+    try:
+        record = play_match(
+            registry.game("stratego"),
+            [player, registry.bot("stratego", "random").factory(1, 1)],
+            5,
+            {"turn-limit": "30"},
+            registry.resolve_variants("stratego", ["barrage"]),
+        )
+    finally:
+        player.close()
+    assert record.result is not None and record.conduct[0].strikes == 0
+    assert player.uid is not None and player.uid >= 3_100_000

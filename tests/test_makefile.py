@@ -96,3 +96,34 @@ def test_ctrl_c_ends_make_run_serving_the_web_without_a_make_error(tmp_path: Pat
     output = out_path.read_text()
     assert code == -signal.SIGINT, output[-3000:]  # make ends by the signal, as a shell expects
     assert "make: ***" not in output and "Traceback" not in output, output[-3000:]
+
+
+def test_make_bubblewrap_without_it_says_how_in_one_line(tmp_path: Path) -> None:
+    """Where bubblewrap is missing and cannot be installed (no apt-get), `make
+    bubblewrap` (a step of `make test`) fails with one line saying how to get it."""
+    shadow = tmp_path / "bin"
+    shadow.mkdir()
+    for folder in os.environ["PATH"].split(os.pathsep):
+        if os.path.isdir(folder):
+            for entry in os.scandir(folder):
+                target = shadow / entry.name
+                if entry.name not in {"apt-get", "bwrap"} and not target.exists():
+                    target.symlink_to(entry.path)
+    env = {**os.environ, "PATH": str(shadow), "ARENA_BWRAP": str(tmp_path / "no-bwrap")}
+    done = subprocess.run(
+        ["make", "--no-print-directory", "bubblewrap"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode != 0
+    said = [line for line in done.stderr.splitlines() if not line.startswith("make")]
+    assert said == [
+        f"the sandbox for bot code needs bubblewrap at {tmp_path / 'no-bwrap'}: install it, "
+        "e.g. 'sudo apt-get install bubblewrap', then run make again"
+    ], done.stderr
+    ok = subprocess.run(["make", "--no-print-directory", "bubblewrap"], cwd=ROOT, check=False)
+    assert ok.returncode == 0  # here it is installed and runs

@@ -144,6 +144,26 @@ def rule_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+ISOLATION_PLAY_HELP = (
+    "how bot files run: inprocess (the default: your own code, in this process, where a "
+    "debugger works), process (a plain subprocess: shares no memory with the match), "
+    "sandbox (a subprocess under bubblewrap: no network, no files but its own; for "
+    "anyone else's code)"
+)
+ISOLATION_TOURNAMENT_HELP = (
+    "how bot files run: sandbox (the default: under bubblewrap, since a tournament plays "
+    "other people's code), process (a plain subprocess: where bubblewrap cannot run), "
+    "inprocess (your own code only: it could read the match's state)"
+)
+
+
+def isolation_option(parser: argparse.ArgumentParser, default: str, help_text: str) -> None:
+    """--isolation {inprocess,process,sandbox}: how bot files are played."""
+    from arena.sandbox.limits import ISOLATIONS
+
+    parser.add_argument("--isolation", choices=ISOLATIONS, default=default, help=help_text)
+
+
 def progress_options(parser: argparse.ArgumentParser) -> None:
     """--quiet and -v, for commands that play tournaments."""
     parser.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -13,8 +13,10 @@ from typing import Any
 
 from arena.cli import console
 from arena.cli.args import (
+    ISOLATION_PLAY_HELP,
     ORGANISER_KEY_ENV,
     TIME_BANK_MS_HELP,
+    isolation_option,
     non_negative_int,
     open_store,
     output_file,
@@ -182,27 +184,35 @@ def _in_process_players(
     ``file:NAME``), and their names."""
     import uuid
 
+    from arena.sandbox.files import close_players, file_player, refuse_without_sandbox
     from arena.sdk import MatchContext
-    from arena.sdk.local import is_bot_file, load
+    from arena.sdk.local import check_file, is_bot_file, load
 
-    files = {name: load(name) for name in names if is_bot_file(name)}
+    isolation = args.isolation
+    if any(is_bot_file(name) for name in names):
+        refuse_without_sandbox(isolation)
+    # in process, a file is imported (and checked) now; otherwise it is only read here
+    files = {
+        name: (load(name).name if isolation == "inprocess" else check_file(name)[0])
+        for name in names
+        if is_bot_file(name)
+    }
     match_id = uuid.uuid4().hex  # nothing of the seed: a bot that knew it would know the dice
-    shown = [files[name].name if name in files else name for name in names]
-    players = []
-    for seat, name in enumerate(names):
-        if name in files:
-            context = MatchContext(
-                match_id,
-                args.game,
-                seat,
-                shown,
-                list(args.variant),
-                dict(options),
-            )
-            players.append(files[name].player(context, console.warn))
-        else:
-            spec = registry.bot(args.game, name)
-            players.append(spec.factory(seat, house_bot_seed(seed, seat)))
+    shown = [files.get(name, name) for name in names]
+    players: list[Any] = []
+    try:
+        for seat, name in enumerate(names):
+            if name in files:
+                context = MatchContext(
+                    match_id, args.game, seat, shown, list(args.variant), dict(options)
+                )
+                players.append(file_player(name, context, isolation, warn=console.warn))
+            else:
+                spec = registry.bot(args.game, name)
+                players.append(spec.factory(seat, house_bot_seed(seed, seat)))
+    except BaseException:
+        close_players(players)  # the processes started already
+        raise
     return players, shown
 
 
@@ -227,8 +237,13 @@ def cmd_play(args: argparse.Namespace) -> int:
             )
         rec, conduct = _play_with_remote_bots(args, names, options, seed)
     else:
+        from arena.sandbox.files import close_players
+
         players, names = _in_process_players(registry, args, names, seed, options)
-        rec = play_match(game, players, seed, options, variants, names=names)
+        try:
+            rec = play_match(game, players, seed, options, variants, names=names)
+        finally:
+            close_players(players)  # a bot file's process ends with its match
         conduct = [Conduct(c.strikes, 0, c.forfeit) for c in rec.conduct] or [Conduct()] * len(
             names
         )
@@ -377,6 +392,7 @@ def add_parsers(sub: Any) -> None:
         "printed with the result, so that --seed plays the same game again)",
     )
     play.add_argument("--board", action="store_true", help="print the final position")
+    isolation_option(play, "inprocess", ISOLATION_PLAY_HELP)
     play.add_argument(
         "--port",
         type=port_number,

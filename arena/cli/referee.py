@@ -68,6 +68,7 @@ def cmd_referee(args: argparse.Namespace) -> int:
                 Store(args.db),
                 config,
                 shutdown_grace_s=args.shutdown_grace,
+                unix_socket=args.unix,
             )
         )
     return 0
@@ -270,6 +271,12 @@ def add_parsers(sub: Any) -> None:
     ref = sub.add_parser("referee", help="run a referee that bots connect to")
     ref.add_argument("--host", default="127.0.0.1", help="address to listen on")
     ref.add_argument("--port", type=port_number, default=50051, help="port to listen on")
+    ref.add_argument(
+        "--unix",
+        metavar="PATH",
+        help="also listen on this Unix socket: sandboxed bots connect there (it is bound "
+        "into their sandbox, which has no network; docs/hosting.md)",
+    )
     ref.add_argument("--db", default="arena.db", help="SQLite file or database URL")
     ref.add_argument(
         "--decision-ms",

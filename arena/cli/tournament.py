@@ -12,10 +12,12 @@ from typing import Any
 from arena.cli.args import (
     DECISION_MS_HELP,
     GAMES_PER_PAIRING_HELP,
+    ISOLATION_TOURNAMENT_HELP,
     NAME_HELP,
     TOURNAMENT_SEED_HELP,
     TOURNAMENT_TIME_BANK_HELP,
     db_option,
+    isolation_option,
     json_option,
     non_negative_int,
     open_store,
@@ -26,6 +28,7 @@ from arena.cli.args import (
 )
 from arena.cli.console import print_json, tournament_display
 from arena.engine.seeds import seed_argument
+from arena.sdk.local import FILE_PREFIX, is_bot_file
 
 
 def _executor(args: argparse.Namespace, store: Any) -> Any:
@@ -195,7 +198,9 @@ def _run_and_report(args: argparse.Namespace, store: Any, tournament: Any) -> in
         with display or contextlib.nullcontext():
             if display is not None:
                 display.start(_progress_so_far(store, tournament.id))
-            summary = run_tournament(store, tournament.id, executor, progress=display)
+            summary = run_tournament(
+                store, tournament.id, executor, progress=display, isolation=args.isolation
+            )
     except KeyboardInterrupt:
         print(f"\nstopped: resume with {resume}", file=sys.stderr)
         return 130
@@ -270,10 +275,20 @@ def cmd_tournament_run(args: argparse.Namespace) -> int:
     if not args.game or not args.bots:
         raise ValueError("--game and --bots are needed (or --resume ID)")
     bots = [b.strip() for b in args.bots.split(",") if b.strip()]
+    _check_isolation(args, any(is_bot_file(b) for b in bots))
     store, tournament = _create(args, bots, stored_options(args))
     total = sum(store.progress(tournament.id).values())
     print(f"tournament {tournament.id}: {tournament.name}, {total} matches")
     return _run_and_report(args, store, tournament)
+
+
+def _check_isolation(args: argparse.Namespace, files: bool) -> None:
+    """Refuse, before anything is written, to play bot files in a sandbox that cannot
+    run here (one line: why, and that --isolation process would play them)."""
+    from arena.sandbox.files import refuse_without_sandbox
+
+    if files:
+        refuse_without_sandbox(args.isolation)
 
 
 def cmd_tournament_resume(args: argparse.Namespace) -> int:
@@ -282,6 +297,8 @@ def cmd_tournament_resume(args: argparse.Namespace) -> int:
     tournament = store.tournament(tournament_id)
     if tournament is None:
         raise ValueError(f"no tournament {tournament_id!r} in {args.db}")
+    files = any(e.label.startswith(FILE_PREFIX) for e in store.entries(tournament.id))
+    _check_isolation(args, files)
     left = sum(n for status, n in store.progress(tournament.id).items() if status != "finished")
     print(f"tournament {tournament.id}: resuming, {left} matches to play")
     return _run_and_report(args, store, tournament)
@@ -450,6 +467,7 @@ def add_parsers(sub: Any) -> None:
             help="local: worker processes here (default); celery: the Celery workers "
             "(default when ARENA_BROKER_URL is set); on a resume: the last run's",
         )
+        isolation_option(p, "sandbox", ISOLATION_TOURNAMENT_HELP)
         progress_options(p)
         db_option(p)
 

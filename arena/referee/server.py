@@ -11,9 +11,11 @@ Connections that never speak are closed after the idle timeout (``server_options
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import hmac
 import logging
+import os
 import socket
 import threading
 import uuid
@@ -1145,8 +1147,12 @@ def check_port_free(host: str, port: int) -> None:
                 ) from None
 
 
-async def start_server(referee: Referee, address: str) -> tuple[grpc.aio.Server, int]:
-    """Start serving on ``address`` (``host:port``; port 0 picks a free one)."""
+async def start_server(
+    referee: Referee, address: str, unix_socket: str | None = None
+) -> tuple[grpc.aio.Server, int]:
+    """Start serving on ``address`` (``host:port``; port 0 picks a free one), and on the
+    Unix socket ``unix_socket`` too if given (what sandboxed bots connect to: the socket
+    is bound into their sandbox, which has no network)."""
     config = referee.config
     # every descriptor the system allows, and connections capped below that: a flood of
     # connections must not take what the store and a registered bot need
@@ -1168,8 +1174,17 @@ async def start_server(referee: Referee, address: str) -> tuple[grpc.aio.Server,
         port = server.add_insecure_port(address)
     except RuntimeError:  # gRPC could not bind: in use, or not an address of this host
         raise OSError(f"cannot listen on {address}: the port is in use or not ours") from None
+    if unix_socket is not None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(unix_socket)  # a socket left by an earlier referee
+        try:
+            server.add_insecure_port(f"unix:{unix_socket}")
+        except RuntimeError:
+            raise OSError(f"cannot listen on the Unix socket {unix_socket}") from None
     try:
-        return await _serving(referee, server, port, address, cap, admission, health_servicer)
+        return await _serving(
+            referee, server, port, address, cap, admission, health_servicer, unix_socket
+        )
     except BaseException:  # Ctrl-C while starting: nothing left for the collector to stop
         referee.lag.stop()
         if referee.guard is not None:
@@ -1189,6 +1204,7 @@ async def _serving(
     cap: int,
     admission: Admission,
     health_servicer: Any,
+    unix_socket: str | None,
 ) -> tuple[grpc.aio.Server, int]:
     config = referee.config
     names = (
@@ -1196,6 +1212,10 @@ async def _serving(
         pb.DESCRIPTOR.services_by_name["ArenaService"].full_name,
     )
     await server.start()
+    if unix_socket is not None:
+        # a sandboxed bot runs as a user of its own: it may connect (its sandbox, not
+        # the socket's mode, keeps everyone else away from it)
+        os.chmod(unix_socket, 0o666)
     referee.lag.start()
     referee.guard = ConnectionGuard(
         port,
@@ -1221,6 +1241,7 @@ async def serve(
     config: RefereeConfig,
     ready: asyncio.Event | None = None,
     shutdown_grace_s: float = 10.0,
+    unix_socket: str | None = None,
 ) -> None:
     """Serve until SIGINT or SIGTERM, then shut down gracefully: matches in flight get
     ``shutdown_grace_s`` to finish, the rest are aborted cleanly (recorded as aborted,
@@ -1228,7 +1249,7 @@ async def serve(
     import signal
 
     referee = Referee(store, config)
-    server, port = await start_server(referee, address)
+    server, port = await start_server(referee, address, unix_socket)
     # What exists now (modules, plugins, protobuf descriptors: about 90,000 objects)
     # lives as long as the process: out of the garbage collector's way, its full
     # collections walk only what the matches make (each walk of it took ~50 ms here).

@@ -128,7 +128,16 @@ def _where(path: str, exc: BaseException) -> str:
 
 
 def load(spec: str) -> LocalBot:
-    """The bot defined in the file ``spec``; ValueError (one line) if there is none."""
+    """The bot defined in the file ``spec``; ValueError (one line) if there is none.
+    Importing it runs its code in this process: only for your own code (a file played
+    sandboxed is checked with :func:`check_file`, never imported here)."""
+    name, absolute, digest = check_file(spec)
+    return LocalBot(name, absolute, digest, _bot_class(absolute, digest))
+
+
+def check_file(spec: str) -> tuple[str, str, str]:
+    """A bot file's name (``file:STEM``), absolute path and content's SHA-256, without
+    running it; ValueError (one line) if it cannot be a bot file."""
     from arena.store.db import BOT_NAME_RULE, check_bot_name
 
     path = Path(spec).expanduser()
@@ -144,9 +153,8 @@ def load(spec: str) -> LocalBot:
             f"{BOT_NAME_RULE}"
         ) from None
     absolute = str(path.resolve())
-    content = path.read_bytes()
-    digest = hashlib.sha256(content).hexdigest()
-    return LocalBot(FILE_PREFIX + path.stem, absolute, digest, _bot_class(absolute, digest))
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    return FILE_PREFIX + path.stem, absolute, digest
 
 
 @cache

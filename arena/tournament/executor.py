@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.engine.seeds import house_bot_seed
+from arena.sandbox.files import close_players
 from arena.store import HOUSE_PREFIX, Outcome
 
 #: a referee's RunMatch call may wait this long for one match (a long Stratego game
@@ -69,6 +70,8 @@ class MatchJob:
     time_bank_ms: int = 0
     #: the seed of the public start, shared by the rotations of a deal (None: none)
     deal_seed: int | None = None
+    #: how bot files are played (arena.sandbox.ISOLATIONS): under bubblewrap by default
+    isolation: str = "sandbox"
 
     @property
     def remote(self) -> bool:
@@ -93,16 +96,21 @@ def play_local(job: MatchJob) -> Outcome:
         registry = _preload()
         game = registry.game(job.game)
         variants = registry.resolve_variants(job.game, list(job.variants))
-        players = [_player(registry, job, index) for index in range(len(job.seats))]
-        rec = play_match(
-            game,
-            players,
-            job.seed,
-            job.options,
-            variants,
-            names=[seat.label for seat in job.seats],
-            deal_seed=job.deal_seed,
-        )
+        players: list[Any] = []
+        try:
+            for index in range(len(job.seats)):
+                players.append(_player(registry, job, index))
+            rec = play_match(
+                game,
+                players,
+                job.seed,
+                job.options,
+                variants,
+                names=[seat.label for seat in job.seats],
+                deal_seed=job.deal_seed,
+            )
+        finally:
+            close_players(players)  # a bot's process ends with its match
     except Exception as exc:
         # in-process play is deterministic (seeded bots, seeded game): playing it again
         # would fail the same way, so the match is marked failed and shown, never rated
@@ -127,8 +135,8 @@ def play_local(job: MatchJob) -> Outcome:
 
 def _player(registry: Any, job: MatchJob, index: int) -> Any:
     """The in-process player of seat ``index``: a house bot, or a bot file's bot."""
+    from arena.sandbox.files import file_player
     from arena.sdk import MatchContext
-    from arena.sdk.local import load_checked
 
     seat = job.seats[index]
     if seat.path is not None and seat.digest is not None:
@@ -136,7 +144,14 @@ def _player(registry: Any, job: MatchJob, index: int) -> Any:
         context = MatchContext(
             job.match_id, job.game, index, labels, list(job.variants), dict(job.options)
         )
-        return load_checked(seat.path, seat.digest).player(context)
+        return file_player(
+            seat.path,
+            context,
+            job.isolation,
+            digest=seat.digest,
+            decision_ms=job.decision_ms,
+            time_bank_ms=job.time_bank_ms,
+        )
     if seat.house is None:
         raise PermanentError(f"seat {index} ({seat.label}) is not a house bot")
     spec = registry.bot(job.game, seat.house)

@@ -69,12 +69,14 @@ class TournamentSpec:
 
 def resolve_bot(store: Store, registry: Registry, game: str, spec: str) -> BotRow:
     """The bot version a name stands for in a tournament of ``game``."""
-    from arena.sdk.local import FILE_PREFIX, is_bot_file, load
+    from arena.sdk.local import FILE_PREFIX, check_file, is_bot_file
 
     spec = spec.strip()
     if is_bot_file(spec):
-        bot = load(spec)  # ValueError: no such file, no Bot subclass, ...
-        return store.file_bot(bot.name, bot.digest, bot.path)
+        # read, never run here (it may be anyone's code): a file that cannot start
+        # forfeits its matches, saying why
+        name, path, digest = check_file(spec)  # ValueError: no such file, a bad name
+        return store.file_bot(name, digest, path)
     if spec.startswith(FILE_PREFIX):
         row = store.find_bot(spec)
         if row is None:
@@ -213,8 +215,14 @@ def create_tournament(
     return store.create_tournament(tournament, entries, matches, labels)
 
 
-def jobs(store: Store, tournament: TournamentRow, matches: Sequence[MatchRow]) -> list[MatchJob]:
-    """The matches as executor jobs, with each seat's bot version."""
+def jobs(
+    store: Store,
+    tournament: TournamentRow,
+    matches: Sequence[MatchRow],
+    isolation: str = "sandbox",
+) -> list[MatchJob]:
+    """The matches as executor jobs, with each seat's bot version; ``isolation``: how
+    bot files are played (arena.sandbox.ISOLATIONS)."""
     bots = {row.id: row for row in store.bots()}
     seats = store.match_seats([m.id for m in matches])
     out = []
@@ -235,6 +243,7 @@ def jobs(store: Store, tournament: TournamentRow, matches: Sequence[MatchRow]) -
                 decision_ms=tournament.decision_ms,
                 time_bank_ms=tournament.time_bank_ms,
                 deal_seed=match.deal_seed,
+                isolation=isolation,
             )
         )
     return out
@@ -300,6 +309,7 @@ def run_tournament(
     stop: threading.Event | None = None,
     max_attempts: int = MAX_ATTEMPTS,
     backoff_s: float = 1.0,
+    isolation: str = "sandbox",
 ) -> RunSummary:
     """Play every match of the tournament that has not finished, then rate.
 
@@ -325,7 +335,7 @@ def run_tournament(
     for game in store.played(tournament.game, tournament_id=tournament_id):
         state.results.append((tuple(labels[b] for b in game.bot_ids), tuple(game.places)))
     summary = RunSummary(tournament_id, "running", total, already, 0)
-    pending = jobs(store, tournament, todo)
+    pending = jobs(store, tournament, todo, isolation)
     stop = stop or threading.Event()
 
     counted: set[str] = set()  # matches this run has counted as finished
