@@ -100,6 +100,13 @@ class RefereeConfig:
     #: connections of one address the referee may close in a minute (a GOAWAY, an
     #: idle timeout) before the address is banned for a minute (0: never)
     max_closed_per_peer: int = 16
+    #: a submitted bot's bytes (SubmitBot), refused past this as they arrive
+    max_submission_bytes: int = 16 << 20
+    #: submissions checked at once (each starts its bot in a sandbox)
+    max_submission_checks: int = 2
+    #: how hosted bots' code runs: "sandbox" (bubblewrap), or "process" where
+    #: bubblewrap cannot run (a plain subprocess: no memory shared, but no walls)
+    hosted_isolation: str = "sandbox"
 
 
 class Referee:
@@ -597,7 +604,10 @@ class BotService(pb_grpc.BotServiceServicer):
 
 class ArenaService(pb_grpc.ArenaServiceServicer):
     def __init__(self, referee: Referee) -> None:
+        from arena.referee.submit import Submissions
+
         self.referee = referee
+        self.submissions = Submissions(referee)
 
     def _is_organiser(self, context: grpc.aio.ServicerContext) -> bool:
         key = self.referee.config.organiser_key
@@ -661,12 +671,32 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             bot_id=bot.id, name=bot.name, version=bot.version, token=token
         )
 
+    async def SubmitBot(
+        self,
+        request_iterator: AsyncIterator[pb.SubmitBotChunk],
+        context: grpc.aio.ServicerContext,
+    ) -> pb.SubmitBotResponse:
+        return await self.submissions.submit(request_iterator, context)
+
+    async def GetBotLog(
+        self,
+        request: pb.GetBotLogRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> pb.GetBotLogResponse:
+        return await self.submissions.bot_log(request, context)
+
     async def ListBots(
         self,
         request: pb.ListBotsRequest,
         context: grpc.aio.ServicerContext,
     ) -> pb.ListBotsResponse:
         referee = self.referee
+
+        def listing() -> tuple[list[Any], dict[str, int]]:
+            bots = referee.store.bots(include_house=False)
+            return bots, referee.store.code_sizes(b.digest for b in bots if b.digest)
+
+        bots, sizes = await asyncio.to_thread(listing)
         return pb.ListBotsResponse(
             bots=[
                 pb.BotInfo(
@@ -676,8 +706,12 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
                     revoked=b.revoked,
                     connected=referee.connection(b.id) is not None,
                     games=b.games or [],
+                    kind=b.kind,
+                    digest=b.digest or "",
+                    size=sizes.get(b.digest or "", 0),
+                    created=as_utc(b.created).isoformat(timespec="seconds"),
                 )
-                for b in referee.store.bots(include_house=False)
+                for b in bots
             ]
         )
 

@@ -1,0 +1,131 @@
+"""Stored code on the machine that plays it: taken from the store by its digest,
+checked against the digest, unpacked once into a private cache folder.
+
+A worker never plays a hosted bot (or a tournament's bot file) from a path someone
+gave: it reads the bytes from the store (``code_blobs``), checks that their SHA-256 is
+the digest the seat names, and unpacks them with the submission's checks
+(:func:`arena.hosting.archive.unpack`) into ``CACHE/DIGEST/``, where ``CACHE`` is
+``$ARENA_CODE_CACHE`` or ``~/.cache/arena/code``, a folder of its owner's only (mode
+700). A folder there is made whole or not at all (unpacked beside it, then renamed), so
+two processes unpacking the same code at once both end with the same folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from arena.hosting.archive import MANIFEST, PY_NAME, parse_manifest, unpack
+
+if TYPE_CHECKING:
+    from arena.store.models import CodeRow
+
+#: where this process reads stored code from (set by whoever holds the store)
+_source: Callable[[str], CodeRow | None] | None = None
+_source_url: str | None = None
+
+
+class CodeMissing(LookupError):
+    """The code a seat names is not in the store (or no store was given)."""
+
+
+def use_store(store: Any) -> None:
+    """Read code from ``store`` (a :class:`~arena.store.Store`, or its URL: opened the
+    first time code is needed, in this process)."""
+    global _source, _source_url
+    if isinstance(store, str):
+        _source_url, _source = store, None
+    else:
+        _source_url, _source = None, store.code
+
+
+def store_url() -> str | None:
+    """The URL given to :func:`use_store`, for a process started from this one."""
+    return _source_url
+
+
+def fetch(digest: str) -> CodeRow:
+    """The stored code of ``digest``, its bytes checked against it."""
+    global _source
+    if _source is None and _source_url is not None:
+        from arena.store import Store
+
+        _source = Store(_source_url, create=False).code
+    if _source is None:
+        raise CodeMissing(f"code {digest[:12]}: no store to read it from")
+    row = _source(digest)
+    if row is None:
+        raise CodeMissing(f"code {digest[:12]} is not in the store")
+    if hashlib.sha256(row.data).hexdigest() != digest:
+        raise CodeMissing(f"code {digest[:12]}: the stored bytes do not have that digest")
+    return row
+
+
+def cache_root() -> Path:
+    """The cache folder, made private to its owner if it is new; refused if it is not
+    its owner's or others may write it."""
+    root = Path(os.environ.get("ARENA_CODE_CACHE") or Path.home() / ".cache" / "arena" / "code")
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    info = root.stat()
+    if info.st_uid != os.getuid() or info.st_mode & 0o022:
+        raise PermissionError(
+            f"{root}: the code cache must be its owner's only (chmod 700 {root}, or set "
+            "ARENA_CODE_CACHE)"
+        )
+    return root
+
+
+def code_dir(digest: str) -> Path:
+    """The folder holding ``digest``'s code, unpacked from the store the first time."""
+    root = cache_root()
+    final = root / digest
+    if final.is_dir():
+        return final
+    row = fetch(digest)
+    partial = Path(tempfile.mkdtemp(dir=root, prefix=f".{digest[:12]}."))
+    try:
+        unpack(row.data, row.format, partial)
+        try:
+            os.rename(partial, final)
+        except OSError:
+            if not final.is_dir():  # not another process's folder: a real failure
+                raise
+    finally:
+        if partial.exists():
+            shutil.rmtree(partial, ignore_errors=True)
+    return final
+
+
+def bot_file(digest: str) -> Path:
+    """A stored ``.py`` bot file's path in the cache."""
+    return code_dir(digest) / PY_NAME
+
+
+def program(digest: str) -> Any:
+    """What to run for ``digest``'s code: a :class:`arena.sandbox.BotProgram`."""
+    return program_in(code_dir(digest))
+
+
+def program_in(folder: Path) -> Any:
+    """What to run for the code unpacked in ``folder``: its manifest's entry (an SDK bot
+    file, under Arena's runner) or command; a lone ``bot.py`` is its own entry."""
+    from arena.sandbox import BotProgram, python_bot_program
+
+    manifest_path = folder / MANIFEST
+    if not manifest_path.exists():
+        tops = [p for p in folder.iterdir() if (p / MANIFEST).is_file()]
+        if (folder / PY_NAME).is_file() and not tops:
+            return python_bot_program(folder / PY_NAME)
+        if len(tops) != 1:
+            raise CodeMissing(f"{folder}: no {MANIFEST} in it")
+        folder = tops[0]
+        manifest_path = folder / MANIFEST
+    manifest = parse_manifest(manifest_path.read_bytes())
+    if manifest.entry is not None:
+        return python_bot_program(folder.joinpath(*manifest.entry.split("/")))
+    return BotProgram(code_dir=folder, command=manifest.command)
