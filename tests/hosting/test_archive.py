@@ -43,9 +43,9 @@ def make_tar(files: dict[str, bytes], special: list[tarfile.TarInfo] = ()) -> by
     return out.getvalue()
 
 
-def refused(data: bytes, format: str, bounds: Bounds = Bounds()) -> str:
+def refused(data: bytes, format: str, bounds: Bounds | None = None) -> str:
     with pytest.raises(Refused) as inspected:
-        inspect(data, format, bounds)
+        inspect(data, format, bounds or Bounds())
     return str(inspected.value)
 
 
