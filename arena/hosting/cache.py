@@ -16,7 +16,6 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,40 +24,30 @@ from arena.hosting.archive import MANIFEST, PY_NAME, parse_manifest, unpack
 if TYPE_CHECKING:
     from arena.store.models import CodeRow
 
-#: where this process reads stored code from (set by whoever holds the store)
-_source: Callable[[str], CodeRow | None] | None = None
-_source_url: str | None = None
+#: stores opened by URL in this process (a pool's worker process reads code from its
+#: tournament's store, named by the job)
+_stores: dict[str, Any] = {}
 
 
 class CodeMissing(LookupError):
-    """The code a seat names is not in the store (or no store was given)."""
+    """The code a seat names is not in the store."""
 
 
-def use_store(store: Any) -> None:
-    """Read code from ``store`` (a :class:`~arena.store.Store`, or its URL: opened the
-    first time code is needed, in this process)."""
-    global _source, _source_url
-    if isinstance(store, str):
-        _source_url, _source = store, None
-    else:
-        _source_url, _source = None, store.code
-
-
-def store_url() -> str | None:
-    """The URL given to :func:`use_store`, for a process started from this one."""
-    return _source_url
-
-
-def fetch(digest: str) -> CodeRow:
-    """The stored code of ``digest``, its bytes checked against it."""
-    global _source
-    if _source is None and _source_url is not None:
+def open_store(store: Any) -> Any:
+    """``store`` itself, or the store at that URL (opened once per process)."""
+    if not isinstance(store, str):
+        return store
+    if store not in _stores:
         from arena.store import Store
 
-        _source = Store(_source_url, create=False).code
-    if _source is None:
-        raise CodeMissing(f"code {digest[:12]}: no store to read it from")
-    row = _source(digest)
+        _stores[store] = Store(store, create=False)
+    return _stores[store]
+
+
+def fetch(digest: str, store: Any) -> CodeRow:
+    """The stored code of ``digest`` in ``store`` (a Store or its URL), its bytes
+    checked against the digest."""
+    row = open_store(store).code(digest)
     if row is None:
         raise CodeMissing(f"code {digest[:12]} is not in the store")
     if hashlib.sha256(row.data).hexdigest() != digest:
@@ -80,13 +69,13 @@ def cache_root() -> Path:
     return root
 
 
-def code_dir(digest: str) -> Path:
-    """The folder holding ``digest``'s code, unpacked from the store the first time."""
+def code_dir(digest: str, store: Any) -> Path:
+    """The folder holding ``digest``'s code, unpacked from ``store`` the first time."""
     root = cache_root()
     final = root / digest
     if final.is_dir():
         return final
-    row = fetch(digest)
+    row = fetch(digest, store)
     partial = Path(tempfile.mkdtemp(dir=root, prefix=f".{digest[:12]}."))
     try:
         unpack(row.data, row.format, partial)
@@ -101,14 +90,14 @@ def code_dir(digest: str) -> Path:
     return final
 
 
-def bot_file(digest: str) -> Path:
+def bot_file(digest: str, store: Any) -> Path:
     """A stored ``.py`` bot file's path in the cache."""
-    return code_dir(digest) / PY_NAME
+    return code_dir(digest, store) / PY_NAME
 
 
-def program(digest: str) -> Any:
+def program(digest: str, store: Any) -> Any:
     """What to run for ``digest``'s code: a :class:`arena.sandbox.BotProgram`."""
-    return program_in(code_dir(digest))
+    return program_in(code_dir(digest, store))
 
 
 def program_in(folder: Path) -> Any:

@@ -57,6 +57,26 @@ REPLACED = "replaced by a new connection of the same bot"
 REVOKED = "revoked"
 
 
+#: the kinds of bot rows a referee's match may seat (house bots are named apart): a
+#: connected process, and code from the store it runs in the sandbox
+PLAYED_HERE = ("remote", "hosted", "file")
+
+
+def stored_program(store: Store, kind: str, digest: str) -> Callable[[], Any]:
+    """A function giving the program of a hosted bot's or a bot file's stored code (from
+    the store, checked against its digest, unpacked in the private cache)."""
+    from arena.hosting import cache
+
+    def program() -> Any:
+        if kind == "file":
+            from arena.sandbox import python_bot_program
+
+            return python_bot_program(cache.bot_file(digest, store))
+        return cache.program(digest, store)
+
+    return program
+
+
 class AlreadyFinished(Exception):
     """A match id whose result is in the store already: it is not played again."""
 
@@ -248,10 +268,12 @@ class Referee:
                 rows.append((self.store.house_bot(spec.name), spec))
             else:
                 row = self.store.find_bot(name) if "@" in name else self.store.latest_bot(name)
-                if row is None or row.kind != "remote" or row.revoked:
+                if row is None or row.kind not in PLAYED_HERE or row.revoked:
                     raise ValueError(
                         f"no registered bot named {name!r} (house bots: {HOUSE_PREFIX}NAME)"
                     )
+                if row.kind != "remote" and not row.digest:
+                    raise ValueError(f"{row.label} has no stored code to play")
                 row.check_plays(game.name)
                 rows.append((row, None))
         started = self.store.start_match(
@@ -270,9 +292,13 @@ class Referee:
         # the store's word: a match played before (aborted) plays a fresh seed
         seed, deal_seed = started.seed, started.deal_seed
         seats = [
-            Seat(label=row.label, bot_id=row.id)
-            if spec is None
-            else Seat(label=row.label, house=spec.factory(index, house_bot_seed(seed, index)))
+            Seat(label=row.label, house=spec.factory(index, house_bot_seed(seed, index)))
+            if spec is not None
+            else Seat(label=row.label, bot_id=row.id)
+            if row.kind == "remote"
+            else Seat(
+                label=row.label, program=stored_program(self.store, row.kind, row.digest or "")
+            )
             for index, (row, spec) in enumerate(rows)
         ]
         match = LiveMatch(
@@ -311,6 +337,7 @@ class Referee:
                     "forfeits": [{"seat": f.seat, "why": f.why} for f in result.forfeits],
                 },
                 match.replay_text(),
+                match.hosted_logs(),
             )
         finally:
             # A referee runs for weeks: an ended match leaves memory once its last

@@ -16,6 +16,7 @@ once. The Celery executor (``workers/``) implements the same :class:`Executor`.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import multiprocessing
 import os
 import threading
@@ -36,17 +37,21 @@ MATCH_TIMEOUT_S = 3600.0
 @dataclass(frozen=True)
 class SeatSpec:
     """One seat: ``label`` is ``name@version``; ``house`` names a house bot played
-    in-process; ``path`` a bot file played in-process, if its content is still
-    ``digest``; otherwise the seat is the registered bot ``label`` on a referee."""
+    in-process; ``path`` a bot file whose content is ``digest`` (played from the store's
+    copy of that content where the store has it: a worker of another machine has no such
+    path); ``hosted`` a submitted bot whose code is ``digest`` in the store, run in the
+    sandbox; otherwise the seat is the registered bot ``label`` on a referee."""
 
     label: str
     house: str | None = None
     path: str | None = None
     digest: str | None = None
+    hosted: bool = False
 
     @property
     def in_process(self) -> bool:
-        return self.house is not None or self.path is not None
+        """Played without a referee (a house bot, a bot file, hosted code)."""
+        return self.house is not None or self.path is not None or self.hosted
 
     @property
     def player(self) -> str:
@@ -69,6 +74,9 @@ class MatchJob:
     time_bank_ms: int = 0
     #: the seed of the public start, shared by the rotations of a deal (None: none)
     deal_seed: int | None = None
+    #: the store's URL, where the code of hosted seats and bot files is read (by
+    #: digest: a worker never plays a path it was given)
+    db: str | None = None
 
     @property
     def remote(self) -> bool:
@@ -89,11 +97,13 @@ def play_local(job: MatchJob) -> Outcome:
     from arena.engine.match import play_match
     from arena.engine.replay import dumps
 
+    players: list[Any] = []
     try:
         registry = _preload()
         game = registry.game(job.game)
         variants = registry.resolve_variants(job.game, list(job.variants))
-        players = [_player(registry, job, index) for index in range(len(job.seats))]
+        for index in range(len(job.seats)):
+            players.append(_player(registry, job, index))
         rec = play_match(
             game,
             players,
@@ -110,7 +120,9 @@ def play_local(job: MatchJob) -> Outcome:
             job.match_id,
             "failed",
             error=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=-3)}",
+            logs=_end_sandboxed(players),
         )
+    logs = _end_sandboxed(players)
     result = rec.result
     assert result is not None
     return Outcome(
@@ -122,21 +134,52 @@ def play_local(job: MatchJob) -> Outcome:
         # a bot file is refereed in process: its forfeits are recorded as a referee's
         forfeits=tuple((seat, c.forfeit) for seat, c in enumerate(rec.conduct) if c.forfeit),
         replay=dumps(rec),
+        logs=logs,
     )
 
 
+def _end_sandboxed(players: list[Any]) -> tuple[tuple[int, str], ...]:
+    """End the sandboxed players' process trees; the end of each one's stderr."""
+    logs = []
+    for index, player in enumerate(players):
+        if callable(getattr(player, "stderr", None)) and callable(getattr(player, "close", None)):
+            player.close()
+            logs.append((index, player.stderr().decode("utf-8", "replace")))
+    return tuple(logs)
+
+
+#: how hosted bots run on this machine: "sandbox" (bubblewrap), or "process" where
+#: bubblewrap cannot run and the code is trusted (docs/hosting.md)
+HOSTED_ISOLATION_ENV = "ARENA_HOSTED_ISOLATION"
+
+
 def _player(registry: Any, job: MatchJob, index: int) -> Any:
-    """The in-process player of seat ``index``: a house bot, or a bot file's bot."""
+    """The in-process player of seat ``index``: a house bot, a bot file's bot, or hosted
+    code in the sandbox (both from the store, by digest)."""
+    from arena.hosting import cache
     from arena.sdk import MatchContext
     from arena.sdk.local import load_checked
 
     seat = job.seats[index]
+    labels = [s.label for s in job.seats]
+    context = MatchContext(
+        job.match_id, job.game, index, labels, list(job.variants), dict(job.options)
+    )
+    if seat.hosted and seat.digest is not None:
+        from arena.sandbox import Limits, stdio_player
+
+        if job.db is None:
+            raise PermanentError(f"seat {index} ({seat.label}) is hosted: no store to read it")
+        isolation = os.environ.get(HOSTED_ISOLATION_ENV) or "sandbox"
+        program = cache.program(seat.digest, job.db)
+        return stdio_player(program, context, isolation=isolation, limits=Limits())
     if seat.path is not None and seat.digest is not None:
-        labels = [s.label for s in job.seats]
-        context = MatchContext(
-            job.match_id, job.game, index, labels, list(job.variants), dict(job.options)
-        )
-        return load_checked(seat.path, seat.digest).player(context)
+        path = seat.path  # a job made without a store (tests, older callers)
+        if job.db is not None:
+            # (CodeMissing: a tournament made before files were stored)
+            with contextlib.suppress(cache.CodeMissing):
+                path = str(cache.bot_file(seat.digest, job.db))
+        return load_checked(path, seat.digest).player(context)
     if seat.house is None:
         raise PermanentError(f"seat {index} ({seat.label}) is not a house bot")
     spec = registry.bot(job.game, seat.house)
@@ -272,8 +315,7 @@ class LocalExecutor(Executor):
         """Start the worker processes now and load the plugins in each (otherwise the
         first matches pay for it)."""
         if self.workers and self._pool is None:
-            context = multiprocessing.get_context("spawn")
-            self._pool = cf.ProcessPoolExecutor(self.workers, mp_context=context)
+            self._pool = self._new_pool()
         if self._pool is not None:
             for future in [self._pool.submit(_preload) for _ in range(self.workers)]:
                 future.result()
@@ -298,11 +340,14 @@ class LocalExecutor(Executor):
             future.set_result(play_local(job))
             return future
         if self._pool is None:
-            # spawn, not fork: the parent may hold gRPC channels and database
-            # connections, which must not be shared with a forked child
-            context = multiprocessing.get_context("spawn")
-            self._pool = cf.ProcessPoolExecutor(self.workers, mp_context=context)
+            self._pool = self._new_pool()
         return self._pool.submit(play_local, job)
+
+    def _new_pool(self) -> cf.ProcessPoolExecutor:
+        # spawn, not fork: the parent may hold gRPC channels and database connections,
+        # which must not be shared with a forked child
+        context = multiprocessing.get_context("spawn")
+        return cf.ProcessPoolExecutor(self.workers, mp_context=context)
 
     def run(
         self,
