@@ -154,11 +154,23 @@ MAX_STRIKES = 5
 
 
 class BotFailed(Exception):
-    """A refereed player could not decide (its code raised): a strike, with ``reason``."""
+    """A refereed player could not decide (its code raised, it ran out of time, its
+    answer could not be read): a strike, with ``reason``; ``why`` is the strike's own
+    words (default ``bot raised REASON``; ``timeout`` for a clock that ran out)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, why: str | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.why = why if why is not None else f"bot raised {reason}"
+
+
+class BotGone(Exception):
+    """A refereed player can play no more (its process ended, it broke its protocol
+    beyond repair): the seat forfeits at once, ``why`` saying why."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
 
 
 class Refereed(Player, Protocol):
@@ -166,8 +178,9 @@ class Refereed(Player, Protocol):
     which the referee would treat so): an illegal action is refused (``rejected``) and
     asked again, up to MAX_ATTEMPTS; then the safe default is played and counted as a
     strike, as is a decision that raised :class:`BotFailed`; MAX_STRIKES strikes forfeit
-    the seat. Its decisions carry the events since its last one, as its seat may see
-    them, and ``ended`` tells it the result with the last events."""
+    the seat, as does a decision that raised :class:`BotGone`. Its decisions carry the
+    events since its last one, as its seat may see them, and ``ended`` tells it the
+    result with the last events."""
 
     refereed: bool  # True
 
@@ -344,7 +357,10 @@ def _play_refereed(
                 try:
                     action = player.decide(observation, decision)
                 except BotFailed as exc:
-                    strike(seat, f"bot raised {exc.reason}")
+                    strike(seat, exc.why)
+                    break
+                except BotGone as exc:
+                    forfeit(seat, exc.why)
                     break
                 finally:
                     observation.expire()
