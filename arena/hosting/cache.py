@@ -5,9 +5,11 @@ A worker never plays a hosted bot (or a tournament's bot file) from a path someo
 gave: it reads the bytes from the store (``code_blobs``), checks that their SHA-256 is
 the digest the seat names, and unpacks them with the submission's checks
 (:func:`arena.hosting.archive.unpack`) into ``CACHE/DIGEST/``, where ``CACHE`` is
-``$ARENA_CODE_CACHE`` or ``~/.cache/arena/code``, a folder of its owner's only (mode
-700). A folder there is made whole or not at all (unpacked beside it, then renamed), so
-two processes unpacking the same code at once both end with the same folder.
+``$ARENA_CODE_CACHE`` or ``~/.cache/arena/code``: written by its owner only, and not
+listed by others (mode 711; each code's folder is readable, 755, since a sandbox may run
+its bot as a user of its own). A folder there is made whole or not at all (unpacked
+beside it, then renamed), so two processes unpacking the same code at once both end with
+the same folder.
 """
 
 from __future__ import annotations
@@ -56,15 +58,17 @@ def fetch(digest: str, store: Any) -> CodeRow:
 
 
 def cache_root() -> Path:
-    """The cache folder, made private to its owner if it is new; refused if it is not
-    its owner's or others may write it."""
+    """The cache folder, made (mode 711) if it is new; refused if it is not its owner's
+    or others may write it."""
     root = Path(os.environ.get("ARENA_CODE_CACHE") or Path.home() / ".cache" / "arena" / "code")
-    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not root.is_dir():
+        root.mkdir(parents=True, exist_ok=True)
+        root.chmod(0o711)
     info = root.stat()
     if info.st_uid != os.getuid() or info.st_mode & 0o022:
         raise PermissionError(
-            f"{root}: the code cache must be its owner's only (chmod 700 {root}, or set "
-            "ARENA_CODE_CACHE)"
+            f"{root}: the code cache must be written by its owner only (chmod 711 {root}, "
+            "or set ARENA_CODE_CACHE)"
         )
     return root
 
@@ -79,6 +83,7 @@ def code_dir(digest: str, store: Any) -> Path:
     partial = Path(tempfile.mkdtemp(dir=root, prefix=f".{digest[:12]}."))
     try:
         unpack(row.data, row.format, partial)
+        readable(partial)
         try:
             os.rename(partial, final)
         except OSError:
@@ -88,6 +93,13 @@ def code_dir(digest: str, store: Any) -> Path:
         if partial.exists():
             shutil.rmtree(partial, ignore_errors=True)
     return final
+
+
+def readable(folder: Path) -> None:
+    """Make ``folder`` and the folders in it readable (never writable) by others: a
+    sandbox may run its bot as a user of its own."""
+    for sub in [folder, *(p for p in folder.rglob("*") if p.is_dir())]:
+        sub.chmod(0o755)
 
 
 def bot_file(digest: str, store: Any) -> Path:
@@ -103,7 +115,7 @@ def program(digest: str, store: Any) -> Any:
 def program_in(folder: Path) -> Any:
     """What to run for the code unpacked in ``folder``: its manifest's entry (an SDK bot
     file, under Arena's runner) or command; a lone ``bot.py`` is its own entry."""
-    from arena.sandbox import BotProgram, python_bot_program
+    from arena.sandbox import BotProgram, python_bot_program, python_executable
 
     manifest_path = folder / MANIFEST
     if not manifest_path.exists():
@@ -116,5 +128,7 @@ def program_in(folder: Path) -> Any:
         manifest_path = folder / MANIFEST
     manifest = parse_manifest(manifest_path.read_bytes())
     if manifest.entry is not None:
-        return python_bot_program(folder.joinpath(*manifest.entry.split("/")))
+        # the whole folder is the bot's (its entry imports the modules beside it)
+        command = (python_executable(), "-m", "arena.sandbox.runner", manifest.entry)
+        return BotProgram(code_dir=folder, command=command)
     return BotProgram(code_dir=folder, command=manifest.command)

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from arena.engine.core import IllegalAction
-from arena.engine.match import BotFailed, LazyObservation
+from arena.engine.match import BotFailed, BotGone, LazyObservation
 from arena.engine.seeds import fresh_seed
 from arena.hosting.archive import Bounds, Code, Refused, format_of, inspect, unpack
-from arena.hosting.cache import program_in
+from arena.hosting.cache import program_in, readable
 
 #: the end of a refused bot's stderr shown with the reason (bytes)
 STDERR_TAIL = 2000
@@ -40,6 +40,7 @@ def check_submission(
     bounds: Bounds | None = None,
     isolation: str = "sandbox",
     limits: Any = None,
+    decision_ms: int = 5000,
 ) -> Checked:
     """Check a submission completely; Refused (one line, then its stderr's end) if not."""
     format = format_of(filename)
@@ -59,9 +60,10 @@ def check_submission(
     folder = Path(tempfile.mkdtemp(prefix="arena-check-"))
     try:
         unpack(data, format, folder, bounds)
+        readable(folder)
         program = program_in(folder)
         for game in chosen:
-            first_decision(program, registry.game(game), isolation, limits)
+            first_decision(program, registry.game(game), isolation, limits, decision_ms)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return Checked(format, code, chosen)
@@ -78,7 +80,9 @@ def smallest_table(game: Any) -> int:
     return game.max_players
 
 
-def first_decision(program: Any, game: Any, isolation: str, limits: Any) -> None:
+def first_decision(
+    program: Any, game: Any, isolation: str, limits: Any, decision_ms: int = 5000
+) -> None:
     """Start ``program`` in the sandbox for a fresh match of ``game`` and ask it the
     first decision; Refused says what went wrong."""
     from arena.sandbox import Limits, SandboxError, stdio_player
@@ -93,14 +97,16 @@ def first_decision(program: Any, game: Any, isolation: str, limits: Any) -> None
     try:
         player = stdio_player(program, context, isolation=isolation, limits=limits or Limits())
     except SandboxError as exc:
-        raise Refused(f"{game.name}: it could not start: {exc}") from None
+        raise Refused(f"{game.name}: it could not start: {exc.reason}") from None
     problem = ""
     try:
         observation = LazyObservation.of(state, seat)
         try:
             action = player.decide(observation, decision)
         except BotFailed as exc:
-            problem = f"{game.name}: its first decision ({decision.kind}) failed: {exc.reason}"
+            problem = f"{game.name}: its first decision ({decision.kind}) failed: {exc.why}"
+        except BotGone as exc:
+            problem = f"{game.name}: at its first decision ({decision.kind}): {exc.why}"
         else:
             try:
                 state.apply(seat, action)
@@ -109,7 +115,7 @@ def first_decision(program: Any, game: Any, isolation: str, limits: Any) -> None
                     f"{game.name}: its first decision ({decision.kind}) is illegal: {exc.reason}"
                 )
     except SandboxError as exc:
-        problem = f"{game.name}: {exc}"
+        problem = f"{game.name}: {exc.reason}"
     finally:
         player.close()
     if problem:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from arena.engine.core import Decision, Game, IllegalAction, Result, State
-from arena.engine.match import BotFailed, LazyObservation, MatchRecord
+from arena.engine.match import BotFailed, BotGone, LazyObservation, MatchRecord
 from arena.engine.replay import to_json as replay_to_json
 from arena.referee.clock import Deadline
 from arena.referee.codec import (
@@ -214,14 +214,24 @@ class LiveMatch:
                 dict(self.options),
             )
             program = seat.program()
-            seat.hosted = stdio_player(program, context, isolation=isolation, limits=Limits())
+            seat.hosted = stdio_player(
+                program,
+                context,
+                isolation=isolation,
+                limits=Limits(),
+                decision_ms=self.decision_ms,
+                time_bank_ms=self.time_bank_ms,
+                name=seat.label,
+            )
 
         for index, seat in enumerate(self.seats):
             if seat.program is None:
                 continue
             try:
                 await asyncio.to_thread(start, index, seat)
-            except (SandboxError, OSError, LookupError) as exc:
+            except SandboxError as exc:
+                self._forfeit(index, f"its code could not start: {exc.reason}")
+            except (OSError, LookupError, ValueError) as exc:
                 self._forfeit(index, f"its code could not start: {exc}")
 
     async def _hosted_turn(
@@ -238,7 +248,12 @@ class LiveMatch:
             try:
                 action = await asyncio.to_thread(player.decide, observation, decision)
             except BotFailed as exc:
-                self._strike(seat_index, f"bot raised {exc.reason}")
+                if exc.why == "timeout":
+                    seat.timeouts += 1
+                self._strike(seat_index, exc.why)
+                break
+            except BotGone as exc:
+                self._forfeit(seat_index, exc.why)
                 break
             finally:
                 observation.expire()

@@ -98,6 +98,7 @@ class Submissions:
                     self.referee.registry,
                     bounds=Bounds(max_bytes=cap),
                     isolation=config.hosted_isolation,
+                    decision_ms=config.decision_ms,
                 )
             except Refused as exc:
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"refused: {exc}")

@@ -172,7 +172,12 @@ def _player(registry: Any, job: MatchJob, index: int) -> Any:
             raise PermanentError(f"seat {index} ({seat.label}) is hosted: no store to read it")
         isolation = os.environ.get(HOSTED_ISOLATION_ENV) or "sandbox"
         program = cache.program(seat.digest, job.db)
-        return stdio_player(program, context, isolation=isolation, limits=Limits())
+        options: dict[str, Any] = {"name": seat.label}
+        if job.decision_ms:
+            options["decision_ms"] = job.decision_ms
+        if job.time_bank_ms:
+            options["time_bank_ms"] = job.time_bank_ms
+        return stdio_player(program, context, isolation=isolation, limits=Limits(), **options)
     if seat.path is not None and seat.digest is not None:
         path = seat.path  # a job made without a store (tests, older callers)
         if job.db is not None:
