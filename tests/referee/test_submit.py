@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
+import re
+import subprocess
+import sys
 import uuid
 import zipfile
 from collections.abc import Iterator
@@ -187,3 +191,35 @@ def test_an_archive_with_modules_plays_a_match_with_no_process_of_its_author(ref
             timeout=10,
         )
     assert denied.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def arena_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "arena.cli", *args], capture_output=True, text=True, timeout=180
+    )
+
+
+def test_arena_bot_submit_list_and_log_on_the_command_line(referee, tmp_path):
+    address = ("--referee", referee.address)
+    not_code = tmp_path / "bot.exe"
+    not_code.write_bytes(b"MZ")
+    wrong = arena_cli("bot", "submit", "frank", str(not_code), *address)
+    assert wrong.returncode != 0
+    assert "not a bot file (.py) or an archive (.zip, .tar.gz, .tgz)" in wrong.stderr
+    missing = arena_cli("bot", "submit", "frank", str(tmp_path / "gone.py"), *address)
+    assert missing.returncode != 0 and "gone.py: no such file" in missing.stderr
+    path = tmp_path / "frank.py"
+    path.write_bytes(starter(tmp_path, "stratego"))
+    token_file = tmp_path / "frank.token"
+    args = ("--game", "stratego", "--key", KEY, "--token-file", str(token_file))
+    done = arena_cli("bot", "submit", "frank", str(path), *address, *args)
+    assert done.returncode == 0, done.stderr
+    assert "submitted frank version 1 (a new version" in done.stdout
+    assert token_file.read_text().strip().startswith("arena_")
+    again = arena_cli("bot", "submit", "frank", str(path), *address, *args)
+    assert "no new version" in again.stdout, again.stdout + again.stderr
+    listed = arena_cli("bot", "list", *address, "--json")
+    rows = {r["name"]: r for r in json.loads(listed.stdout)["bots"]}
+    assert rows["frank"]["kind"] == "hosted" and rows["frank"]["size"] == path.stat().st_size
+    text = arena_cli("bot", "list", *address).stdout
+    assert re.search(r"frank@1 +hosted sha256 [0-9a-f]{12} \d+ bytes", text), text
