@@ -336,32 +336,8 @@ class Store:
     def file_bot(self, name: str, digest: str, path: str) -> BotRow:
         """The version of the bot file ``name`` (``file:STEM``) whose content is ``digest``:
         the one stored (now at ``path``), or a new one numbered after the others."""
-        for _ in range(5):  # two processes adding one version at once: one retries
-            with self.session() as s, s.begin():
-                row = s.scalar(select(BotRow).where(BotRow.name == name, BotRow.digest == digest))
-                if row is not None:
-                    row.path = path  # the same content, perhaps moved: play it from here
-                    return row
-            try:
-                with self.session() as s, s.begin():
-                    latest = s.scalar(select(func.max(BotRow.version)).where(BotRow.name == name))
-                    row = BotRow(
-                        id=str(uuid.uuid4()),
-                        name=name,
-                        version=(latest or 0) + 1,
-                        kind="file",
-                        token_hash=None,
-                        revoked=False,
-                        created=now(),
-                        games=[],
-                        digest=digest,
-                        path=path,
-                    )
-                    s.add(row)
-                return row
-            except IntegrityError:
-                continue
-        raise RuntimeError(f"could not add {name!r}: too many versions added at once")
+        row, _ = self._version_of_content(name, "file", digest, [], path=path)
+        return row
 
     def has_bot(self, name: str) -> bool:
         """Whether any version of ``name`` exists (of any kind)."""
@@ -377,15 +353,34 @@ class Store:
         (a new name's: the only time it exists in clear), and whether it is new."""
         check_bot_name(name)
         secret = "arena_" + secrets.token_urlsafe(32) if token else None
-        for _ in range(5):  # two submissions at once: one retries
-            with self.session() as s:
+        row, new = self._version_of_content(
+            name, "hosted", digest, games, token_hash=hash_token(secret) if secret else None
+        )
+        return row, secret if new else None, new
+
+    def _version_of_content(
+        self,
+        name: str,
+        kind: str,
+        digest: str,
+        games: Sequence[str],
+        path: str | None = None,
+        token_hash: str | None = None,
+    ) -> tuple[BotRow, bool]:
+        """The ``kind`` version of ``name`` whose content is ``digest`` (a file's moved
+        to ``path``), or a new one numbered after every version of the name; and whether
+        it is new."""
+        for _ in range(5):  # two processes adding one version at once: one retries
+            with self.session() as s, s.begin():
                 row = s.scalar(
                     select(BotRow).where(
-                        BotRow.name == name, BotRow.kind == "hosted", BotRow.digest == digest
+                        BotRow.name == name, BotRow.kind == kind, BotRow.digest == digest
                     )
                 )
-            if row is not None:
-                return row, None, False
+                if row is not None:
+                    if path is not None:
+                        row.path = path  # the same content, perhaps moved: play it from here
+                    return row, False
             try:
                 with self.session() as s, s.begin():
                     latest = s.scalar(select(func.max(BotRow.version)).where(BotRow.name == name))
@@ -393,16 +388,16 @@ class Store:
                         id=str(uuid.uuid4()),
                         name=name,
                         version=(latest or 0) + 1,
-                        kind="hosted",
-                        token_hash=hash_token(secret) if secret else None,
+                        kind=kind,
+                        token_hash=token_hash,
                         revoked=False,
                         created=now(),
                         games=sorted(set(games)),
                         digest=digest,
-                        path=None,
+                        path=path,
                     )
                     s.add(row)
-                return row, secret, True
+                return row, True
             except IntegrityError:
                 continue
         raise RuntimeError(f"could not add {name!r}: too many versions added at once")
