@@ -138,6 +138,33 @@ def play_local(job: MatchJob) -> Outcome:
     )
 
 
+class NotStarted:
+    """The player of code that could not start: its seat forfeits at its first decision,
+    saying why, and the match goes on."""
+
+    refereed = True
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+    def decide(self, view: Any, decision: Any) -> dict[str, Any]:
+        from arena.engine.match import BotGone
+
+        raise BotGone(f"its code could not start: {self.why}")
+
+    def rejected(self, reason: str, allowed: str, strikes: int) -> None:
+        return None
+
+    def ended(self, result: Any, events: list[Any], forfeits: dict[int, str]) -> None:
+        return None
+
+    def stderr(self) -> bytes:
+        return b""
+
+    def close(self) -> None:
+        return None
+
+
 def _end_sandboxed(players: list[Any]) -> tuple[tuple[int, str], ...]:
     """End the sandboxed players' process trees; the end of each one's stderr."""
     logs = []
@@ -166,7 +193,7 @@ def _player(registry: Any, job: MatchJob, index: int) -> Any:
         job.match_id, job.game, index, labels, list(job.variants), dict(job.options)
     )
     if seat.hosted and seat.digest is not None:
-        from arena.sandbox import Limits, stdio_player
+        from arena.sandbox import Limits, SandboxError, stdio_player
 
         if job.db is None:
             raise PermanentError(f"seat {index} ({seat.label}) is hosted: no store to read it")
@@ -177,7 +204,10 @@ def _player(registry: Any, job: MatchJob, index: int) -> Any:
             options["decision_ms"] = job.decision_ms
         if job.time_bank_ms:
             options["time_bank_ms"] = job.time_bank_ms
-        return stdio_player(program, context, isolation=isolation, limits=Limits(), **options)
+        try:
+            return stdio_player(program, context, isolation=isolation, limits=Limits(), **options)
+        except SandboxError as exc:  # its seat forfeits, saying why; the match goes on
+            return NotStarted(exc.reason)
     if seat.path is not None and seat.digest is not None:
         path = seat.path  # a job made without a store (tests, older callers)
         if job.db is not None:
