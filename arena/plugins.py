@@ -7,8 +7,10 @@ import time; call :func:`load_registry`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import pluggy
@@ -93,6 +95,22 @@ class Registry:
             chosen.append(variant)
         return chosen
 
+    def board_options(
+        self, game: str, variants: list[str], options: dict[str, str]
+    ) -> dict[str, str]:
+        """The options that split a board of ``game`` (``Game.board_options``). Options
+        that no longer parse (a store written by an older Arena) keep their own board:
+        each as given, made safe for a key."""
+        try:
+            chosen = self.resolve_variants(game, variants)
+            return self.game(game).board_options(options, chosen)
+        except ValueError:
+            return {
+                re.sub(r"[^A-Za-z0-9._-]+", "-", k)[:32]: re.sub(r"[^A-Za-z0-9._-]+", "-", v)[:32]
+                for k, v in sorted(options.items())
+                if v is not None
+            }
+
     def check_options(
         self, game: str, options: dict[str, str | None], chosen: list[Variant]
     ) -> None:
@@ -131,6 +149,13 @@ def get_plugin_manager(
         pm.register(plugin)
     pm.check_pending()
     return pm
+
+
+@cache
+def default_registry() -> Registry:
+    """This process's registry of every installed plugin, loaded once (what the store
+    asks when it keys a leaderboard by a game's options)."""
+    return load_registry()
 
 
 def load_registry(pm: pluggy.PluginManager | None = None) -> Registry:

@@ -25,6 +25,9 @@ TARGET_ODDS = 0.45
 CARD_ODDS = 0.7
 #: the opponents' model attacks any neighbour at these odds or better
 GREEDY_ODDS = 0.6
+#: weight of an army of an owner who takes no turns (a neutral, a forfeited seat) against a
+#: player's strength: it attacks no one, but it stands in the way
+PASSIVE_WEIGHT = 0.5
 #: a searched sample stops after this many actions, whatever happens (a safety net)
 MAX_STEPS = 3000
 #: the largest side of the odds table kept (512 x 512 floats, about 8 MB as lists)
@@ -382,14 +385,20 @@ def card_worth(st: RiskState) -> float:
     return cardlib.progressive_value(st.sets_traded) / 3.0
 
 
+def board_armies(st: RiskState) -> list[float]:
+    """Per owner (the seats, then the passive owners), its armies on the board."""
+    total = [0.0] * st.num_owners
+    for t, o in enumerate(st.owner):
+        if o >= 0:
+            total[o] += st.armies[t]
+    return total
+
+
 def strengths(st: RiskState) -> list[float]:
     """Per owner: armies, plus INCOME_WEIGHT turns of reinforcements, plus cards."""
     owners = st.num_owners
-    owner, armies = st.owner, st.armies
-    total = [0.0] * owners
-    for t, o in enumerate(owner):
-        if o >= 0:
-            total[o] += armies[t]
+    owner = st.owner
+    total = board_armies(st)
     income = [max(3, c // 3) for c in st.territory_count]
     game_map = st.map
     for c, members in enumerate(game_map.continent_members):
@@ -432,10 +441,17 @@ def goal_progress(st: RiskState, goals: Goals) -> float:
 
 
 def evaluate(st: RiskState, goals: Goals) -> float:
-    """The bot's prospects from 0 (out) to 1 (won): its share of the strength of the
-    players still in, blended half and half with its goal's progress in the variants
-    that give one. A game that ended: 1 for a win (shared by a tie), 0.1 for still in
-    when another won, 0 for out."""
+    """The bot's prospects from 0 (out) to 1 (won): its share of the strength on the
+    board, blended half and half with its goal's progress in the variants that give
+    one. A game that ended: 1 for a win (shared by a tie), 0.1 for still in when another
+    won, 0 for out.
+
+    The strength on the board is that of the players still taking turns, plus
+    PASSIVE_WEIGHT times the armies of the owners who never do (a neutral, a seat that
+    forfeited): they attack no one, but they stand in the way (a forfeited seat's last
+    territory must fall for the game to end). Without them, a bot left alone with a
+    forfeited seat would hold a share of 1 whatever it did, and never attack.
+    """
     me = goals.me
     result = st._result
     if result is not None:
@@ -446,8 +462,14 @@ def evaluate(st: RiskState, goals: Goals) -> float:
     if not st.alive[me]:
         return 0.0
     power = strengths(st)
-    players = [s for s in range(st.num_players) if st.alive[s] and not st.passive[s]]
-    share = power[me] / sum(power[s] for s in players)
+    alive, passive = st.alive, st.passive
+    players = [s for s in range(st.num_players) if alive[s] and not passive[s]]
+    standing = 0.0
+    if True in passive:  # a neutral, or a seat that forfeited
+        held = board_armies(st)
+        seats = st.num_players
+        standing = sum(h for o, h in enumerate(held) if passive[o] and (o >= seats or alive[o]))
+    share = power[me] / (sum(power[s] for s in players) + PASSIVE_WEIGHT * standing)
     if goals.any:
         return 0.5 * share + 0.5 * goal_progress(st, goals)
     return share

@@ -40,7 +40,7 @@ from arena.games.stratego.pieces import (
     RANK_OF,
     SCOUT,
 )
-from arena.games.stratego.state import PLAY, StrategoRules, StrategoState
+from arena.games.stratego.state import PLAY, StrategoRules, StrategoState, next_shuttle
 from arena.plugins import load_registry
 
 #: the weight of a never-moved piece on the enemy's back row, and on the row before it,
@@ -191,7 +191,6 @@ def build_template(obs: dict[str, Any]) -> StrategoState:
         if "from" not in entry:
             continue
         p, s, t = entry["p"], entry["from"], entry["to"]
-        a, b, count = st.shuttle[p]
-        st.shuttle[p] = (s, t, count + 1 if (s == b and t == a) else 1)
+        st.shuttle[p] = next_shuttle(st.shuttle[p], s, t, rules.scout_lines)
         st.last_move[p] = (s, t, "result" in entry)
     return st

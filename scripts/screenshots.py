@@ -6,7 +6,10 @@ Classic Risk (four house bots, three seats, cards as the rules deal them) and St
 with fixed seeds and ids (the same results each time; the order they finish in, and so
 OpenSkill, and the times shown, vary);
 ``arena web`` serves it; :func:`arena.web.browser.readme_shots`, the function the
-browser tests use too, saves the leaderboard and a Risk match's page as PNGs.
+browser tests use too, saves the leaderboard and a Risk match's page as PNGs, and
+:func:`arena.web.browser.layout_shots` the home page, the leaderboard, a tournament and
+both viewers at a phone's size (390x844) and a laptop's (1366x768), in
+docs/images/layouts/.
 
     .venv/bin/python scripts/screenshots.py            # writes docs/images/*.png
     make screenshots                                   # the same
@@ -26,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from arena.store import Store  # noqa: E402
 from arena.tournament.executor import LocalExecutor  # noqa: E402
 from arena.tournament.runner import TournamentSpec, create_tournament, run_tournament  # noqa: E402
-from arena.web.browser import chromium, readme_shots, serve  # noqa: E402
+from arena.web.browser import chromium, layout_shots, readme_shots, serve  # noqa: E402
 
 TOURNAMENTS = [
     TournamentSpec(
@@ -72,6 +75,9 @@ def main() -> int:
     fill(db)
     with serve(db) as base, chromium() as browser:
         for name, path in readme_shots(browser, base, args.out).items():
+            print(f"{name}: {path} ({path.stat().st_size / 1024:.0f} KB)")
+        # the layout at a phone's size and a laptop's (docs/web.md, "Screenshots")
+        for name, (path, _measured) in layout_shots(browser, base, args.out / "layouts").items():
             print(f"{name}: {path} ({path.stat().st_size / 1024:.0f} KB)")
     if args.keep:
         print(f"the store: {db}")

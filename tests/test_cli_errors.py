@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import re
 import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -155,6 +157,55 @@ def test_ctrl_c_while_play_waits_for_a_remote_bot_exits_130_quietly(tmp_path):
     assert child.returncode == 130
     assert (out, err) == ("", "")
     assert files(tmp_path) == set()
+
+
+#: the console script, as a user runs it (its Ctrl-C while the CLI loads is quiet too)
+SCRIPT = str(Path(sys.executable).with_name("arena"))
+
+
+def _loading(pid: int) -> None:
+    """Until process ``pid`` runs Arena's imports (asyncio's C part is loaded by the CLI,
+    not by Python's own start-up, which no program can make quiet)."""
+    deadline = time.monotonic() + 60
+    while "_asyncio." not in Path(f"/proc/{pid}/maps").read_text():
+        assert time.monotonic() < deadline, "the CLI did not start loading"
+        time.sleep(0.005)
+
+
+@pytest.mark.parametrize("after_s", [0.0, 0.2, 0.4, 0.7, 1.0, 1.4, 2.0])
+def test_ctrl_c_at_any_moment_of_play_s_start_exits_130_with_nothing_but_its_lines(
+    tmp_path, after_s
+):
+    """Ctrl-C while `arena play ... remote:NAME` loads, opens its store, starts its
+    referee or waits (``after_s`` after its imports began): exit 130, and none of the
+    asyncio or gRPC noise a half-started server leaves (``Event loop is closed``, ``...
+    was never awaited``), no traceback."""
+    child = subprocess.Popen(
+        [SCRIPT, "play", "stratego", "--players", "heuristic,remote:mine", "--port", "0"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _loading(child.pid)
+    time.sleep(after_s)
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 130, (out, err)
+    assert err == "", err
+    assert out == "" or out.startswith("waiting for mine: run it with --referee"), out
+    assert files(tmp_path) == set()
+
+
+def test_play_on_a_busy_port_says_so_in_one_line(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = arena(tmp_path, "play", "stratego", "--players", "heuristic,remote:mine",
+                       "--port", str(port))  # fmt: skip
+    line = one_line_error(result)  # gRPC's own "E1203 ... add_port.cc" line not first
+    assert f"port {port} on 127.0.0.1 is in use" in line
 
 
 def test_a_reader_that_goes_away_ends_the_output_quietly(tmp_path):

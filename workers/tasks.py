@@ -411,7 +411,11 @@ def finish_tournament(tournament_id: str) -> str:
         from arena.tournament.leaderboard import refresh
 
         s.set_tournament_status(tournament.id, "finished")
-        refresh(s, tournament.game, variant_key(tournament.variants))
+        refresh(
+            s,
+            tournament.game,
+            variant_key(tournament.variants, tournament.options, tournament.game),
+        )
     return "finished"
 
 

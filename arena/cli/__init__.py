@@ -16,9 +16,16 @@ the parser (``add_parsers``), and one module that prints what they share (``cons
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
+
+# gRPC's C core writes its INFO lines to stderr unless told otherwise (a referee's GOAWAY
+# of an idle connection: "Got goaway [2] ... connection idle"), and it reads the setting
+# once, as `grpc` is imported (the commands below import it): a terminal shows only
+# Arena's own lines, and a GRPC_VERBOSITY of the user's own still wins
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 from arena.cli import bot, console, leaderboard, play, referee, tournament, web
 from arena.cli.args import Parser

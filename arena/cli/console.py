@@ -36,6 +36,8 @@ class TournamentProgress:
         self._state: Any = None
         self._leader = ""
         self._leader_at = self._line_at = float("-inf")
+        #: matches finished before this run (not counted in its rate)
+        self._already = 0
 
     def __enter__(self) -> TournamentProgress:
         return self
@@ -43,9 +45,27 @@ class TournamentProgress:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def start(self, state: Any) -> None:
+        """Shown before any match ends (a match through a referee can take minutes): the
+        bar at its count so far, or a line in a log. ``state``'s count is what earlier
+        runs played: the time left is estimated from this run's matches only."""
+        self._state = state
+        self._already = state.finished
+        if self.live:
+            self._draw(state)
+        elif self.bar:
+            self._line_at = state.started
+            self.console.out(
+                f"{state.finished}/{state.total} matches: playing (a line every "
+                f"{LOG_EVERY_S:.0f} s once results come)",
+                highlight=False,
+            )
+
     def __call__(self, state: Any) -> None:
         import time
 
+        if self._state is None:
+            self._already = 0
         self._state = state
         now = time.monotonic()
         done = state.finished >= state.total
@@ -58,16 +78,17 @@ class TournamentProgress:
             self.console.out(game_line(state), highlight=False)
         if not self.live and self.bar and (done or now - self._line_at >= LOG_EVERY_S):
             self._line_at = now
-            self.console.out(status_line(state, self._leader, now), highlight=False)
+            self.console.out(status_line(state, self._leader, now, self._already), highlight=False)
 
     def _draw(self, state: Any) -> None:
+        import time
+
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
             Progress,
             TextColumn,
             TimeElapsedColumn,
-            TimeRemainingColumn,
         )
         from rich.table import Column
 
@@ -79,7 +100,9 @@ class TournamentProgress:
                 MofNCompleteColumn(),
                 TextColumn("matches"),
                 TimeElapsedColumn(),
-                TimeRemainingColumn(),
+                # this run's average rate, not rich's recent speed: matches through a
+                # referee end in bursts (16 at once), which made that say 0:00:01 for 50 s
+                TextColumn("[cyan]{task.fields[eta]}"),
                 TextColumn(
                     "{task.fields[status]}",
                     markup=False,
@@ -88,11 +111,16 @@ class TournamentProgress:
                 console=self.console,
                 expand=True,
             )
-            self._task = self._bar.add_task("", total=state.total, status="")
+            self._task = self._bar.add_task("", total=state.total, status="", eta="")
             self._bar.start()
         problems = f"{state.problems} retried/failed  " if state.problems else ""
+        left = time_left(state, time.monotonic(), self._already)
         self._bar.update(
-            self._task, completed=state.finished, total=state.total, status=problems + self._leader
+            self._task,
+            completed=state.finished,
+            total=state.total,
+            status=problems + self._leader,
+            eta="-:--:--" if left is None else _clock(left),
         )
 
     def close(self) -> None:
@@ -105,7 +133,8 @@ class TournamentProgress:
             elif self.bar and state.finished < state.total:  # not in the log yet
                 import time
 
-                self.console.out(status_line(state, self._leader, time.monotonic()))
+                line = status_line(state, self._leader, time.monotonic(), self._already)
+                self.console.out(line)
         if self._bar is not None:
             self._bar.stop()
             self._bar = None
@@ -124,16 +153,27 @@ def leader_text(state: Any) -> str:
     return f"leader {leader[0]} ({leader[1]:.0f})" if leader else ""
 
 
-def status_line(state: Any, leader: str, now: float) -> str:
+def time_left(state: Any, now: float, already: int = 0) -> float | None:
+    """Seconds until the tournament ends at this run's average rate (the matches it
+    played, ``already`` finished before it not counted); None before its first."""
+    played = state.finished - already
+    if played <= 0:
+        return None
+    return (state.total - state.finished) * (now - state.started) / played
+
+
+def _clock(seconds: float) -> str:
+    whole = round(seconds)
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
+def status_line(state: Any, leader: str, now: float, already: int = 0) -> str:
     """A tournament's progress as one plain line (for a log)."""
     elapsed = now - state.started
-    rate = (state.finished or 1) / max(elapsed, 1e-9)
-    left = (state.total - state.finished) / rate if state.finished else 0
+    left = time_left(state, now, already)
     problems = f"  {state.problems} retried/failed" if state.problems else ""
-    line = (
-        f"{state.finished}/{state.total} matches  {elapsed:.0f} s elapsed, ~{left:.0f} s left"
-        f"{problems}"
-    )
+    eta = "" if left is None else f", ~{left:.0f} s left"
+    line = f"{state.finished}/{state.total} matches  {elapsed:.0f} s elapsed{eta}{problems}"
     return f"{line}  {leader}" if leader else line
 
 

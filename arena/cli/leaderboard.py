@@ -7,26 +7,49 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from arena.cli.args import VARIANT_HELP, check_game, db_option, json_option, open_store
+from arena.cli.args import (
+    check_game,
+    db_option,
+    json_option,
+    open_store,
+    rule_options,
+    stored_options,
+)
 from arena.cli.console import print_json
+from arena.store.models import board_parts
 
 #: `arena compare` shows an Elo difference beyond this as "> +1000" (or "< -1000")
 ELO_SHOWN = 1000
 
 
-def cmd_leaderboard(args: argparse.Namespace) -> int:
+def board_of(args: argparse.Namespace) -> str:
+    """The board ``--game``, ``--variant`` and ``--option`` name (options that do not
+    change play name none: a board is a game, a variant set and the options that make it
+    a game of its own)."""
     from arena.store import variant_key
+
+    return variant_key(args.variant, stored_options(args), args.game)
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
     from arena.tournament.leaderboard import board_title, refresh, render
+    from arena.web.data import board_filter
 
     if args.game:
         check_game(args.game, args.variant)
+    elif args.variant or args.option:
+        raise ValueError("--variant and --option filter the boards of a game: give --game too")
     store = open_store(args, create=False)
     boards = store.boards()
     if args.game:
-        wanted = variant_key(args.variant) if args.variant or not args.all_variants else None
-        boards = [(g, v) for g, v in boards if g == args.game and (wanted is None or v == wanted)]
+        if args.all_variants:  # every board of the game that holds these options
+            options = dict(board_parts(board_of(args))[1])
+            boards = board_filter(boards, args.game, args.variant, options)
+        else:
+            wanted = board_of(args)
+            boards = [(g, v) for g, v in boards if g == args.game and v == wanted]
         if not boards and not args.json:
-            print(render([], board_title(args.game, variant_key(args.variant))))
+            print(render([], board_title(args.game, board_of(args))))
             return 0
     if args.json:
         return _leaderboards_json(store, boards)
@@ -62,7 +85,6 @@ def _elo_shown(elo: float) -> str:
 def cmd_compare(args: argparse.Namespace) -> int:
     from arena.plugins import load_registry
     from arena.ratings import head_to_head
-    from arena.store import variant_key
     from arena.tournament.leaderboard import board_title
     from arena.tournament.runner import resolve_bot
 
@@ -72,7 +94,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     a = resolve_bot(store, registry, args.game, args.a)
     b = resolve_bot(store, registry, args.game, args.b)
     wins = draws = losses = games = 0
-    for g in store.played(args.game, variant_key(args.variant)):
+    for g in store.played(args.game, board_of(args)):
         if a.id in g.bot_ids and b.id in g.bot_ids:
             games += 1
             pa = g.places[g.bot_ids.index(a.id)]
@@ -82,7 +104,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             losses += pa > pb
     if args.json:
         return _compare_json(args, a.label, b.label, (wins, draws, losses))
-    print(f"{a.label} against {b.label} in {board_title(args.game, variant_key(args.variant))}:")
+    print(f"{a.label} against {b.label} in {board_title(args.game, board_of(args))}:")
     if not games:
         print("  they have not met in a finished match yet")
         return 0
@@ -109,7 +131,6 @@ def _compare_json(args: argparse.Namespace, a: str, b: str, results: tuple[int, 
     import dataclasses
 
     from arena.ratings import head_to_head
-    from arena.store import variant_key
 
     wins, draws, losses = results
     h = head_to_head(wins, draws, losses, elo0=args.elo0, elo1=args.elo1) if sum(results) else None
@@ -118,7 +139,7 @@ def _compare_json(args: argparse.Namespace, a: str, b: str, results: tuple[int, 
             "a": a,
             "b": b,
             "game": args.game,
-            "variants": variant_key(args.variant),
+            "variants": board_of(args),
             "matches": sum(results),
             "wins": wins,
             "draws": draws,
@@ -154,8 +175,13 @@ def cmd_bots_list(args: argparse.Namespace) -> int:
 def add_parsers(sub: Any) -> None:
     board = sub.add_parser("leaderboard", help="ratings with 95%% intervals, per game/variants")
     board.add_argument("--game", help="one game (default: every game with results)")
-    board.add_argument("--variant", action="append", default=[], help=VARIANT_HELP)
-    board.add_argument("--all-variants", action="store_true", help="every variant set of --game")
+    rule_options(board)  # the board of these variants and options (those that change play)
+    board.add_argument(
+        "--all-variants",
+        action="store_true",
+        help="every board of --game (each variant set and set of options that change play), "
+        "those with the --variant and --option given",
+    )
     db_option(board)
     json_option(board)
     board.set_defaults(func=cmd_leaderboard)
@@ -164,7 +190,7 @@ def add_parsers(sub: Any) -> None:
     compare.add_argument("a", help="a bot, NAME or NAME@VERSION")
     compare.add_argument("b", help="the bot it is compared with")
     compare.add_argument("--game", required=True, help="the game, e.g. risk")
-    compare.add_argument("--variant", action="append", default=[], help=VARIANT_HELP)
+    rule_options(compare)
     compare.add_argument("--elo0", type=float, default=0.0, help="SPRT H0 (default 0)")
     compare.add_argument("--elo1", type=float, default=10.0, help="SPRT H1 (default 10)")
     db_option(compare)

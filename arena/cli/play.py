@@ -117,7 +117,7 @@ def _play_with_remote_bots(
     """Start a referee here, wait for the remote bots to connect, play, and stop."""
     import asyncio
 
-    from arena.referee.server import Referee, RefereeConfig, start_server
+    from arena.referee.server import Referee, RefereeConfig, check_port_free, start_server
     from arena.store import Store
     from arena.v1 import arena_pb2 as pb
 
@@ -125,6 +125,7 @@ def _play_with_remote_bots(
         with tempfile.TemporaryDirectory() as tmp:
             config = RefereeConfig(decision_ms=args.decision_ms, time_bank_ms=args.time_bank_ms)
             referee = Referee(Store(f"{tmp}/play.db"), config)
+            check_port_free("127.0.0.1", args.port)  # one line, before gRPC's own log
             server, port = await start_server(referee, f"127.0.0.1:{args.port}")
             try:
                 players = []

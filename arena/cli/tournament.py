@@ -166,6 +166,15 @@ def wait_for_bots(referee: str, store: Any, tournament_id: str) -> None:
         print(f"all {len(remote)} of its registered bots are connected: playing", flush=True)
 
 
+def _progress_so_far(store: Any, tournament_id: str) -> Any:
+    """The tournament's count before this run plays (what a resume finds done)."""
+    from arena.tournament.runner import Progress
+
+    matches = store.tournament_matches(tournament_id)
+    finished = sum(m.status == "finished" for m in matches)
+    return Progress(tournament_id, len(matches), finished, 0)
+
+
 def _run_and_report(args: argparse.Namespace, store: Any, tournament: Any) -> int:
     from arena.store import variant_key
     from arena.tournament.leaderboard import board_title, compute, render
@@ -184,6 +193,8 @@ def _run_and_report(args: argparse.Namespace, store: Any, tournament: Any) -> in
         if args.referee and args.executor != "celery":
             wait_for_bots(args.referee, store, tournament.id)
         with display or contextlib.nullcontext():
+            if display is not None:
+                display.start(_progress_so_far(store, tournament.id))
             summary = run_tournament(store, tournament.id, executor, progress=display)
     except KeyboardInterrupt:
         print(f"\nstopped: resume with {resume}", file=sys.stderr)
@@ -198,7 +209,7 @@ def _run_and_report(args: argparse.Namespace, store: Any, tournament: Any) -> in
         print(f"  not played: {match_id}: {why.splitlines()[0] if why else '?'}")
     if summary.status != "finished":
         print(f"resume with: {resume}")
-    variants = variant_key(tournament.variants)
+    variants = variant_key(tournament.variants, tournament.options, tournament.game)
     rows = compute(store, tournament.game, variants, tournament_id=tournament.id)
     title = board_title(tournament.game, variants)
     print()
@@ -289,7 +300,7 @@ def cmd_tournament_show(args: argparse.Namespace) -> int:
     counts = store.progress(t.id)
     total = sum(counts.values())
     print(f"tournament {t.id}: {t.name}")
-    print(f"  game: {board_title(t.game, variant_key(t.variants))}")
+    print(f"  game: {board_title(t.game, variant_key(t.variants, t.options, t.game))}")
     if t.options:
         print("  options: " + ", ".join(f"{k}={v}" for k, v in sorted(t.options.items())))
     games = f"{t.games_per_pairing} game{'' if t.games_per_pairing == 1 else 's'}"
@@ -319,7 +330,7 @@ def cmd_tournament_show(args: argparse.Namespace) -> int:
             extra = f"  [{m.error.splitlines()[0]}]" if m.error and m.status != "finished" else ""
             print(f"  {m.id}  {m.status:<8}  {seated}{extra}")
     print()
-    rows = compute(store, t.game, variant_key(t.variants), tournament_id=t.id)
+    rows = compute(store, t.game, variant_key(t.variants, t.options, t.game), tournament_id=t.id)
     print(render(rows, "standings in this tournament:"))
     return 0
 

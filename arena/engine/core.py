@@ -115,7 +115,7 @@ class EndReason(enum.StrEnum):
 
 
 #: each way a match can end as people say it (the codes are for programs)
-_ENDINGS_SAID = {
+ENDINGS_SAID = {
     "victory": "victory",
     "turn_limit": "turn limit reached",
     "no_moves": "no legal move left",
@@ -127,7 +127,7 @@ _ENDINGS_SAID = {
 
 def ending_said(reason: str) -> str:
     """A result's reason in words: ``turn_limit`` is "turn limit reached"."""
-    return _ENDINGS_SAID.get(reason, reason.replace("_", " "))
+    return ENDINGS_SAID.get(reason, reason.replace("_", " "))
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +231,14 @@ class OptionSpec:
     #: what a command stores for a value given on its command line (Risk's ``map``: a
     #: file's content for its path, read there and nowhere else); None: the value itself
     stored: Callable[[str], str] | None = None
+    #: whether the option changes how the game is played, so that results under another
+    #: value go on a leaderboard of their own (a Risk game without cards is another
+    #: game); False for one that changes only what is recorded (Risk's ``dice``)
+    splits_board: bool = True
+    #: the option's value as a board's key holds it (short, in ``[A-Za-z0-9._-]``: a
+    #: Risk map's name and the start of its digest, not its whole content); None: the
+    #: typed value as text
+    board_value: Callable[[str], str] | None = None
 
     def convert(self, value: str) -> Any:
         if self.choices is not None and value not in self.choices:
@@ -399,6 +407,24 @@ class Game(ABC):
                 given[name] = spec.stored(value)
         return given
 
+    def board_options(
+        self, options: Mapping[str, str | None], variants: Sequence[Any] = ()
+    ) -> dict[str, str]:
+        """The options that put a match on a leaderboard of its own: those given that
+        change play (``splits_board``) with a value other than the default, each as its
+        board key holds it, by name. ValueError for options that do not parse."""
+        specs = self._specs(variants)
+        given = self.resolve_flags(options, variants)
+        out = {}
+        for name, value in sorted(given.items()):
+            spec = specs.get(name)
+            if spec is None:
+                raise ValueError(f"unknown option {name!r} for {self.name}")
+            if not spec.splits_board or spec.convert(value) == spec.convert(spec.default):
+                continue
+            out[name] = spec.board_value(value) if spec.board_value else str(spec.convert(value))
+        return out
+
     def parse_options(
         self, options: Mapping[str, str | None], variants: Sequence[Any] = ()
     ) -> dict[str, Any]:
@@ -421,10 +447,12 @@ class Game(ABC):
 
     def check_players(self, num_players: int) -> None:
         if not self.min_players <= num_players <= self.max_players:
-            raise ValueError(
-                f"{self.name} takes {self.min_players} to {self.max_players} players, "
-                f"not {num_players}"
+            takes = (
+                f"{self.min_players}"
+                if self.min_players == self.max_players
+                else f"{self.min_players} to {self.max_players}"
             )
+            raise ValueError(f"{self.name} takes {takes} players, not {num_players}")
 
     def public_event(self, event: Event, seat: int | None) -> Event | None:
         """``event`` as ``seat`` may see it during the match (None: a spectator), or None

@@ -904,10 +904,16 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
         except ValueError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         tournament_id = None
+        options = dict(request.options)
         if request.tournament_id:
-            tournament_id = (await self._tournament(request.tournament_id, context)).id
+            tournament = await self._tournament(request.tournament_id, context)
+            tournament_id, options = tournament.id, tournament.options
+        try:
+            key = variant_key(variants, options, request.game)
+        except ValueError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, short(str(exc)))
         return await asyncio.to_thread(
-            leaderboard_message, referee.store, request.game, variants, tournament_id
+            leaderboard_message, referee.store, request.game, key, tournament_id
         )
 
     # --- recurring tournaments ---------------------------------------------------------
@@ -1036,7 +1042,12 @@ def tournament_info(store: Store, row: TournamentRow, standings: bool = False) -
     )
     if standings:
         info.standings.CopyFrom(
-            leaderboard_message(store, row.game, row.variants, tournament_id=row.id)
+            leaderboard_message(
+                store,
+                row.game,
+                variant_key(row.variants, row.options, row.game),
+                tournament_id=row.id,
+            )
         )
     return info
 
@@ -1060,15 +1071,20 @@ def recurring_info(row: RecurringRow) -> pb.RecurringInfo:
 
 
 def leaderboard_message(
-    store: Store, game: str, variants: list[str], tournament_id: str | None = None
+    store: Store, game: str, board: str, tournament_id: str | None = None
 ) -> pb.Leaderboard:
+    """The leaderboard of ``game`` whose key is ``board`` (``variant_key``)."""
+    from arena.store.models import board_parts
     from arena.tournament.leaderboard import compute
 
     # a read fits and never writes: the ratings table is rewritten by the runs themselves
-    rows = compute(store, game, variant_key(variants), tournament_id)
+    rows = compute(store, game, board, tournament_id)
+    variants, options = board_parts(board)
     return pb.Leaderboard(
         game=game,
         variants=sorted(variants),
+        options=options,
+        board=board,
         rows=[
             pb.LeaderboardRow(
                 **r.figures(), bot=r.label, openskill_mu=r.mu, openskill_sigma=r.sigma
@@ -1213,6 +1229,33 @@ async def start_server(referee: Referee, address: str) -> tuple[grpc.aio.Server,
         port = server.add_insecure_port(address)
     except RuntimeError:  # gRPC could not bind: in use, or not an address of this host
         raise OSError(f"cannot listen on {address}: the port is in use or not ours") from None
+    try:
+        return await _serving(referee, server, port, address, cap, admission, health_servicer)
+    except BaseException:  # Ctrl-C while starting: nothing left for the collector to stop
+        referee.lag.stop()
+        if referee.guard is not None:
+            referee.guard.stop()
+        try:
+            await server.stop(None)
+        except Exception:  # cancelled while gRPC's own start ran: it cannot stop cleanly
+            log.debug("a server stopped while it started", exc_info=True)
+        raise
+
+
+async def _serving(
+    referee: Referee,
+    server: grpc.aio.Server,
+    port: int,
+    address: str,
+    cap: int,
+    admission: Admission,
+    health_servicer: Any,
+) -> tuple[grpc.aio.Server, int]:
+    config = referee.config
+    names = (
+        pb.DESCRIPTOR.services_by_name["BotService"].full_name,
+        pb.DESCRIPTOR.services_by_name["ArenaService"].full_name,
+    )
     await server.start()
     referee.lag.start()
     referee.guard = ConnectionGuard(
@@ -1228,7 +1271,7 @@ async def start_server(referee: Referee, address: str) -> tuple[grpc.aio.Server,
     referee.guard.start()
     host = address.rsplit(":", 1)[0]
     referee.address = f"{'127.0.0.1' if host in ('0.0.0.0', '[::]', '') else host}:{port}"
-    for name in ("", *names[:2]):
+    for name in ("", *names):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     return server, port
 

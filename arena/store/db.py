@@ -540,7 +540,7 @@ class Store:
                         id=match_id,
                         game=game,
                         variants=list(variants),
-                        variant_key=variant_key(list(variants)),
+                        variant_key=variant_key(list(variants), dict(options or {}), game),
                         options=dict(options or {}),
                         seed=seed,
                         deal_seed=deal_seed,
@@ -912,7 +912,9 @@ class Store:
                         group=m.group,
                         game=tournament.game,
                         variants=list(tournament.variants),
-                        variant_key=variant_key(tournament.variants),
+                        variant_key=variant_key(
+                            tournament.variants, tournament.options, tournament.game
+                        ),
                         options=dict(tournament.options),
                         seed=m.seed,
                         deal_seed=m.deal_seed,

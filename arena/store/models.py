@@ -43,9 +43,31 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
-def variant_key(variants: list[str] | tuple[str, ...]) -> str:
-    """A variant set as one string: names sorted, joined with "+"; "" for the classic game."""
-    return "+".join(sorted(variants))
+def variant_key(
+    variants: list[str] | tuple[str, ...],
+    options: dict[str, str] | None = None,
+    game: str | None = None,
+) -> str:
+    """A leaderboard's key: the variant set, names sorted and joined with "+" ("" for the
+    classic game), then each option of ``game`` that changes play and is not at its
+    default, as ``;name=value`` in name order (``missions;cards=none``): a game without
+    cards is another game, and its results go on a board of their own. Options that do
+    not change play (time controls are none; Risk's ``dice``) never split a board."""
+    key = "+".join(sorted(variants))
+    if not options or game is None:
+        return key
+    from arena.plugins import default_registry
+
+    return key + "".join(
+        f";{k}={v}"
+        for k, v in default_registry().board_options(game, list(variants), options).items()
+    )
+
+
+def board_parts(key: str) -> tuple[list[str], dict[str, str]]:
+    """The variant names and the options of a board's key (:func:`variant_key`)."""
+    variants, *options = key.split(";")
+    return [v for v in variants.split("+") if v], dict(o.split("=", 1) for o in options)
 
 
 class Base(DeclarativeBase):

@@ -69,9 +69,15 @@ class BoardRow:
 
 
 def compute(
-    store: Store, game: str, variants: str = "", tournament_id: str | None = None
+    store: Store, game: str, variants: str | None = None, tournament_id: str | None = None
 ) -> list[BoardRow]:
-    """The leaderboard, best first (an empty list when nothing has finished)."""
+    """The leaderboard of the board ``variants`` (its key; None: the classic game's), or
+    of a tournament's matches (one board: the tournament's own, whatever ``variants``
+    says), best first (an empty list when nothing has finished)."""
+    if tournament_id is not None:
+        variants = None
+    elif variants is None:
+        variants = ""
     played = rated(store.played(game, variants, tournament_id=tournament_id))
     if not played:
         return []
@@ -238,5 +244,10 @@ def render(rows: list[BoardRow], title: str) -> str:
 
 
 def board_title(game: str, variants: str) -> str:
-    """A board's title: its game and variant set (``risk (missions, neutral)``)."""
-    return f"{game} ({variants.replace('+', ', ') if variants else 'classic'})"
+    """A board's title: its game, variant set and the options that make it a game of its
+    own (``risk (missions, neutral)``, ``risk (classic; cards=none)``)."""
+    from arena.store.models import board_parts
+
+    names, options = board_parts(variants)
+    shown = ", ".join(names) if names else "classic"
+    return f"{game} ({'; '.join([shown, *(f'{k}={v}' for k, v in options.items())])})"

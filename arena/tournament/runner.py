@@ -387,7 +387,11 @@ def run_tournament(
         summary.status = "finished" if complete else "stopped"
         store.set_tournament_status(tournament_id, summary.status)
     if summary.finished:
-        refresh(store, tournament.game, variant_key(tournament.variants))
+        refresh(
+            store,
+            tournament.game,
+            variant_key(tournament.variants, tournament.options, tournament.game),
+        )
     if interrupted:
         raise KeyboardInterrupt
     return summary

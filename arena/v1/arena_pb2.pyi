@@ -788,24 +788,44 @@ class TournamentInfo(_message.Message):
     def __init__(self, tournament_id: _Optional[str] = ..., name: _Optional[str] = ..., game: _Optional[str] = ..., variants: _Optional[_Iterable[str]] = ..., options: _Optional[_Mapping[str, str]] = ..., format: _Optional[str] = ..., seats: _Optional[int] = ..., games_per_pairing: _Optional[int] = ..., seed: _Optional[int] = ..., status: _Optional[str] = ..., bots: _Optional[_Iterable[str]] = ..., matches: _Optional[int] = ..., finished: _Optional[int] = ..., pending: _Optional[int] = ..., running: _Optional[int] = ..., aborted: _Optional[int] = ..., failed: _Optional[int] = ..., created: _Optional[str] = ..., standings: _Optional[_Union[Leaderboard, _Mapping]] = ...) -> None: ...
 
 class GetLeaderboardRequest(_message.Message):
-    __slots__ = ("game", "variants", "tournament_id")
+    __slots__ = ("game", "variants", "tournament_id", "options")
+    class OptionsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     GAME_FIELD_NUMBER: _ClassVar[int]
     VARIANTS_FIELD_NUMBER: _ClassVar[int]
     TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
     game: str
     variants: _containers.RepeatedScalarFieldContainer[str]
     tournament_id: str
-    def __init__(self, game: _Optional[str] = ..., variants: _Optional[_Iterable[str]] = ..., tournament_id: _Optional[str] = ...) -> None: ...
+    options: _containers.ScalarMap[str, str]
+    def __init__(self, game: _Optional[str] = ..., variants: _Optional[_Iterable[str]] = ..., tournament_id: _Optional[str] = ..., options: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class Leaderboard(_message.Message):
-    __slots__ = ("game", "variants", "rows")
+    __slots__ = ("game", "variants", "rows", "options", "board")
+    class OptionsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     GAME_FIELD_NUMBER: _ClassVar[int]
     VARIANTS_FIELD_NUMBER: _ClassVar[int]
     ROWS_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    BOARD_FIELD_NUMBER: _ClassVar[int]
     game: str
     variants: _containers.RepeatedScalarFieldContainer[str]
     rows: _containers.RepeatedCompositeFieldContainer[LeaderboardRow]
-    def __init__(self, game: _Optional[str] = ..., variants: _Optional[_Iterable[str]] = ..., rows: _Optional[_Iterable[_Union[LeaderboardRow, _Mapping]]] = ...) -> None: ...
+    options: _containers.ScalarMap[str, str]
+    board: str
+    def __init__(self, game: _Optional[str] = ..., variants: _Optional[_Iterable[str]] = ..., rows: _Optional[_Iterable[_Union[LeaderboardRow, _Mapping]]] = ..., options: _Optional[_Mapping[str, str]] = ..., board: _Optional[str] = ...) -> None: ...
 
 class LeaderboardRow(_message.Message):
     __slots__ = ("rank", "bot_id", "bot", "games", "wins", "draws", "losses", "score", "elo", "elo_low", "elo_high", "online_elo", "openskill_mu", "openskill_sigma")

@@ -19,6 +19,7 @@ from cachetools import LRUCache
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import (
+    FileResponse,
     HTMLResponse,
     JSONResponse,
     PlainTextResponse,
@@ -30,6 +31,7 @@ from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from arena.engine.core import ending_said
 from arena.store.readonly import ReadOnlyStore
 from arena.web import data, errors, live, prebuild, progress, safety, svg, viewers
 from arena.web.cache import Boards
@@ -75,6 +77,12 @@ def public(response: Response, shown: bool = True) -> Response:
     return response
 
 
+#: the leaderboards' repeatable filters (``?variant=a&variant=b``): one object each,
+#: since FastAPI keeps a parameter's name on it
+VARIANTS = Query([])
+OPTIONS = Query([])
+
+
 def full(detail: str) -> StarletteHTTPException:
     """A 503 for a stream beyond its cap: it says so, and when to try again."""
     return StarletteHTTPException(503, detail, headers={"retry-after": str(RETRY_AFTER_S)})
@@ -107,6 +115,7 @@ def create_app(
     templates.env.globals.update(bar=svg.bar, history_plot=svg.history_plot)
     templates.env.filters["elo"] = lambda v: f"{v:.0f}"
     templates.env.filters["bot"] = data.shown_label
+    templates.env.filters["ending"] = ending_said
     live_part = templates.env.get_template("_tournament_live.html")
 
     def tournament_event(tournament_id: str) -> dict[str, Any]:
@@ -191,12 +200,33 @@ def create_app(
     async def home_page(request: Request) -> Response:
         return page(request, "home.html", home=await _home(), title=None)
 
+    def board_filters(game: str | None, variant: list[str], option: list[str]) -> dict[str, Any]:
+        """The leaderboards' filters of a request (``?game=risk&variant=missions&option=
+        cards=none``); a malformed option is a 400 naming the form it must have."""
+        options = {}
+        variants = [v for text in variant for v in text.replace(",", " ").split()]
+        for text in option:
+            if not text.strip():  # a form's empty field
+                continue
+            name, equals, value = text.strip().partition("=")
+            if not equals or not name or not value or len(text) > 200:
+                raise StarletteHTTPException(400, "an option filter is NAME=VALUE, e.g. cards=none")
+            options[name] = value
+        return {"game": game or None, "variants": variants, "options": options}
+
     @app.get("/leaderboards", **PAGE)
-    def leaderboards_page(request: Request) -> Response:
+    def leaderboards_page(
+        request: Request,
+        game: str | None = None,
+        variant: list[str] = VARIANTS,
+        option: list[str] = OPTIONS,
+    ) -> Response:
+        filters = board_filters(game, variant, option)
         return page(
             request,
             "leaderboards.html",
-            boards=data.boards(store, cache=cache),
+            boards=data.boards(store, cache=cache, **filters),
+            filters=filters,
             title="Leaderboards",
         )
 
@@ -227,9 +257,21 @@ def create_app(
 
     @app.get("/leaderboards/{game}/{variants}", **PAGE)
     def leaderboard_page(request: Request, game: str, variants: str, sort: str = "rank"):
-        board = data.leaderboard(store, game, data.board_key(variants), sort, cache=cache)
+        board = a_board(game, variants, sort)
         table = board_table(board)
         return page(request, "leaderboard.html", board=board, table=table, title=board["title"])
+
+    def a_board(game: str, variants: str, sort: str) -> dict[str, Any]:
+        """A leaderboard (a 404 for a game there is not, saying so)."""
+        key = data.board_key(variants)
+        return data.leaderboard(store, game, key, sort, cache=cache, games=registry.games)
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> Response:
+        """The tab's icon (browsers ask for it at this path, whatever the page says)."""
+        answer = FileResponse(HERE / "static" / "favicon.ico", media_type="image/x-icon")
+        answer.headers["cache-control"] = safety.STATIC
+        return answer
 
     @app.get("/bots", **PAGE)
     def bots_page(request: Request) -> Response:
@@ -237,7 +279,7 @@ def create_app(
 
     @app.get("/bots/{name:path}", **PAGE)
     def bot_page(request: Request, name: str) -> Response:
-        bot = data.bot(store, name, cache)
+        bot = data.bot(store, name, cache, registry)
         return page(request, "bot.html", bot=bot, title=data.shown_label(name))
 
     @app.get("/tournaments", **PAGE)
@@ -280,11 +322,23 @@ def create_app(
         public(response)
         return await _home()
 
-    @app.get("/api/leaderboards", summary="every leaderboard (game and variant set)")
-    def api_leaderboards(response: Response) -> list[dict[str, Any]]:
-        """Every game and variant set with a finished match, each with its whole table."""
+    @app.get(
+        "/api/leaderboards",
+        summary="every leaderboard (game, variant set, options that change play), or those "
+        "of ?game=G&variant=V&option=NAME=VALUE",
+    )
+    def api_leaderboards(
+        response: Response,
+        game: str | None = None,
+        variant: list[str] = VARIANTS,
+        option: list[str] = OPTIONS,
+    ) -> list[dict[str, Any]]:
+        """Every board with a finished match (game, variant set, and the options that
+        make it a game of its own), each with its whole table; or those the filters
+        keep."""
+        filters = board_filters(game, variant, option)
         public(response)
-        return data.boards(store, cache=cache)
+        return data.boards(store, cache=cache, **filters)
 
     @app.get(
         "/api/leaderboards/{game}/{variants}.csv",
@@ -293,7 +347,7 @@ def create_app(
     )
     def api_leaderboard_csv(game: str, variants: str, sort: str = "rank") -> Response:
         """The table as CSV (one row a bot version, the same columns as the JSON)."""
-        board = data.leaderboard(store, game, data.board_key(variants), sort, cache=cache)
+        board = a_board(game, variants, sort)
         name = f"leaderboard-{game}-{variants}.csv"
         return public(
             Response(
@@ -312,7 +366,7 @@ def create_app(
         elo, openskill; `-COLUMN` for descending. Rows, numbers and (by rank) order
         are those of `arena leaderboard`."""
         public(response)
-        return data.leaderboard(store, game, data.board_key(variants), sort, cache=cache)
+        return a_board(game, variants, sort)
 
     @app.get("/api/bots", summary="every bot name with its versions")
     def api_bots(response: Response) -> list[dict[str, Any]]:
@@ -325,7 +379,7 @@ def create_app(
         it played: its versions' rows, their rating history (the MLE Elo after each
         tournament it played in) and head-to-head counts; its latest matches."""
         public(response)
-        return data.bot(store, name, cache)
+        return data.bot(store, name, cache, registry)
 
     @app.get("/api/tournaments", summary="every tournament, newest first")
     def api_tournaments(response: Response) -> list[dict[str, Any]]:

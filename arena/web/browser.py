@@ -46,10 +46,12 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve(db: Path | str, *extra: str, timeout_s: float = 60.0) -> Iterator[str]:
+def serve(
+    db: Path | str, *extra: str, timeout_s: float = 60.0, said: list[str] | None = None
+) -> Iterator[str]:
     """``arena web`` on the store ``db`` as a process of its own, on a free port (``extra``:
     more flags, such as ``--referee``): its base URL once it answers; stopped (SIGTERM)
-    after."""
+    after, when ``said`` (if given) gets the lines it printed, stdout and stderr."""
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "arena.cli", "web", "--db", str(db), "--port", str(port), *extra],
@@ -69,6 +71,8 @@ def serve(db: Path | str, *extra: str, timeout_s: float = 60.0) -> Iterator[str]
             process.kill()
             process.wait()
         if process.stdout is not None:
+            if said is not None:
+                said.extend(process.stdout.read().splitlines())
             process.stdout.close()
 
 
@@ -209,3 +213,113 @@ def readme_shots(browser: Browser, base: str, folder: Path) -> dict[str, Path]:
         return shots
     finally:
         page.context.close()
+
+
+#: the windows the layout is checked and shot at: a phone's, and a small laptop's
+SIZES = {"phone": {"width": 390, "height": 844}, "laptop": {"width": 1366, "height": 768}}
+#: the pages shot at each size (docs/images/layouts/SIZE-PAGE.png)
+LAYOUT_PAGES = ("home", "leaderboard", "tournament", "risk-viewer", "stratego-viewer")
+
+#: what a page's layout measures, in the browser: whether it scrolls sideways, and where
+#: the parts that must be seen are (None: the page has no such part)
+MEASURE = """() => {
+  const box = (selector) => {
+    const node = document.querySelector(selector);
+    if (!node) return null;
+    const r = node.getBoundingClientRect();
+    const shown = getComputedStyle(node).display !== "none" && r.width > 0;
+    return { left: r.left, right: r.right, top: r.top, bottom: r.bottom, shown };
+  };
+  const board = document.querySelector("table.board");
+  const columns = board
+    ? Array.from(board.querySelectorAll("thead th"), (th) => {
+        const r = th.getBoundingClientRect();
+        const on = getComputedStyle(th).display !== "none";
+        return [th.textContent.replace(/[▲▼]/g, "").trim(), r.right, on];
+      })
+    : [];
+  const label = document.querySelector(".risk-map text.label");
+  return {
+    width: window.innerWidth,
+    height: window.innerHeight,
+    scrollWidth: document.documentElement.scrollWidth,
+    columns,
+    panel: box(".viewer-panel"),
+    current: box(".viewer-log li.current"),
+    currentEvent: box(".viewer-log li.current .event"),
+    label: label ? label.getBoundingClientRect().height : null,
+  };
+}"""
+
+
+def layout_pages(base: str) -> dict[str, str]:
+    """The URL of each of :data:`LAYOUT_PAGES` in the app at ``base``: its first classic
+    Risk tournament, and the longest Risk and Stratego matches of the first of each."""
+    import json
+
+    def get(path: str) -> Any:
+        with urllib.request.urlopen(base + path) as answer:
+            return json.load(answer)
+
+    tournaments = list(reversed(get("/api/tournaments")))
+    longest = {}
+    for game in ("risk", "stratego"):
+        t = next(t for t in tournaments if t["game"] == game and t["variants"] == "")
+        if game == "risk":
+            risk_tournament = t["tournament_id"]
+        matches = get(f"/api/tournaments/{t['tournament_id']}")["match_list"]
+        steps = {
+            m["match_id"]: get(f"/api/matches/{m['match_id']}/events")["steps"] for m in matches
+        }
+        longest[game] = max(steps, key=lambda match_id: steps[match_id])
+    return {
+        "home": "/",
+        "leaderboard": "/leaderboards/risk/classic",
+        "tournament": f"/tournaments/{risk_tournament}",
+        "risk-viewer": f"/matches/{longest['risk']}",
+        "stratego-viewer": f"/matches/{longest['stratego']}",
+    }
+
+
+def layout_shots(
+    browser: Browser, base: str, folder: Path
+) -> dict[str, tuple[Path, dict[str, Any]]]:
+    """Each of :data:`LAYOUT_PAGES` at each of :data:`SIZES`, as ``SIZE-PAGE``: its
+    screenshot in ``folder`` (what is on the screen as the page opens; a phone's viewer:
+    the whole viewer, board and side) and its :data:`MEASURE`. The browser tests check
+    the measures; ``scripts/screenshots.py`` keeps the pictures in docs/images/layouts."""
+    out = {}
+    urls = layout_pages(base)
+    for size, viewport in SIZES.items():
+        context = browser.new_context(viewport=viewport)
+        try:
+            page = context.new_page()
+            for name in LAYOUT_PAGES:
+                page.goto(base + urls[name])
+                if name.endswith("viewer"):
+                    page.wait_for_selector("#viewer[data-ready=true]", timeout=90_000)
+                measured = page.evaluate(MEASURE)
+                key = f"{size}-{name}"
+                if size == "phone" and name.endswith("viewer"):
+                    path = folder / f"{key}.png"
+                    folder.mkdir(parents=True, exist_ok=True)
+                    page.locator("#viewer").screenshot(path=str(path))
+                    path = _small(path)
+                else:
+                    path = shoot(page, folder, key, full_page=False)
+                out[key] = (path, measured)
+        finally:
+            context.close()
+    return out
+
+
+def _small(path: Path) -> Path:
+    """The PNG at ``path`` made small as :func:`shoot` makes its own."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        small = image.convert("RGB").quantize(
+            colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE
+        )
+    small.save(path, optimize=True)
+    return path

@@ -15,6 +15,7 @@ import functools
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -23,6 +24,7 @@ from sqlalchemy import func, select
 
 from arena.ratings import pairwise
 from arena.store import (
+    HOUSE_PREFIX,
     BotRow,
     MatchRow,
     SeatRow,
@@ -84,12 +86,40 @@ def shown_label(text: str) -> str:
 
 
 def board_key(segment: str) -> str:
-    """The variant key of a URL segment (``classic`` is the classic game)."""
-    return "" if segment == CLASSIC else segment
+    """The board key of a URL segment (``classic`` is the classic game, and
+    ``classic;cards=none`` the classic game without cards)."""
+    if segment == CLASSIC or segment.startswith(CLASSIC + ";"):
+        return segment[len(CLASSIC) :]
+    return segment
 
 
 def board_segment(variants: str) -> str:
-    return variants or CLASSIC
+    """A board key as a URL segment (the inverse of :func:`board_key`)."""
+    return variants if variants and not variants.startswith(";") else CLASSIC + variants
+
+
+def board_filter(
+    boards: list[tuple[str, str]],
+    game: str | None = None,
+    variants: list[str] | None = None,
+    options: dict[str, str] | None = None,
+) -> list[tuple[str, str]]:
+    """The boards of ``game`` (None: any) whose variant set includes ``variants`` and
+    whose key holds each of ``options`` (as keys hold them, ``cards=none``): the
+    leaderboards' filters of the CLI, the API and the web."""
+    from arena.store.models import board_parts
+
+    out = []
+    for g, key in boards:
+        names, held = board_parts(key)
+        if game and g != game:
+            continue
+        if variants and not set(variants) <= set(names):
+            continue
+        if options and any(held.get(k) != v for k, v in options.items()):
+            continue
+        out.append((g, key))
+    return out
 
 
 def _time(moment: datetime | None) -> str | None:
@@ -116,12 +146,17 @@ def leaderboard(
     sort: str = "rank",
     tournament_id: str | None = None,
     cache: Boards | None = None,
+    games: Any = None,
 ) -> dict[str, Any]:
-    """A board's table (``tournament_id``: the standings of that tournament's matches)."""
+    """A board's table (``tournament_id``: the standings of that tournament's matches);
+    ``games``: the names of the games there are (a board of none of them is an unknown
+    game's, and its 404 says so)."""
     if tournament_id is None:
         cache = cache or Boards(store)
         board = cache.board(game, variants)
         if not board.known:
+            if games is not None and game not in games:
+                raise NotFound(f"no game {game!r}: the games are {', '.join(sorted(games))}")
             raise NotFound(f"no finished match of {board_title(game, variants)} yet")
         rows = cache.table(board)
     else:
@@ -136,7 +171,42 @@ def leaderboard(
         "sort": sort,
         "rows": sort_rows(rows, sort),
         "scale": _scale(rows),
+        "legend": legend([r["label"] for r in rows]),
     }
+
+
+#: what a house bot's label means (the CLI's legend says the same: arena.demo)
+HOUSE_SAID = "built into Arena, played inside the referee"
+TWIN_SAID = "the same bot, run as its own process and connected over gRPC"
+
+
+def legend(labels: list[str]) -> list[dict[str, Any]]:
+    """What a board's labels mean, as the CLI's legend (arena.demo) says it:
+    ``house:NAME`` is a bot built into Arena, played inside the referee; ``NAME`` alone,
+    when the same board has ``house:NAME`` too, is that same bot as a process of its
+    own, over gRPC; the others are bot processes; ``@N`` is a version. Each
+    ``{"label", "means", "bot"}`` (``bot``: the label is a bot's)."""
+    names = {label.rsplit("@", 1)[0] for label in labels}
+    house = sorted(n for n in names if n.startswith(HOUSE_PREFIX))
+    out = [{"label": n, "means": HOUSE_SAID, "bot": True} for n in house]
+    out += [
+        {"label": n.removeprefix(HOUSE_PREFIX), "means": TWIN_SAID, "bot": True}
+        for n in house
+        if n.removeprefix(HOUSE_PREFIX) in names
+    ]
+    if any(not n.startswith(HOUSE_PREFIX) for n in names):
+        out.append(
+            {"label": "the others", "means": "bot processes connected over gRPC", "bot": False}
+        )
+    if labels:
+        out.append(
+            {
+                "label": "@N",
+                "means": "the version (a name registered again is the next)",
+                "bot": False,
+            }
+        )
+    return out
 
 
 def _scale(rows: list[dict[str, Any]]) -> dict[str, float]:
@@ -150,12 +220,19 @@ def _scale(rows: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def boards(
-    store: Store, top: int | None = None, cache: Boards | None = None
+    store: Store,
+    top: int | None = None,
+    cache: Boards | None = None,
+    game: str | None = None,
+    variants: list[str] | None = None,
+    options: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
+    """Every leaderboard (those of ``game`` with ``variants`` and ``options``, if
+    given: :func:`board_filter`), each with its ``top`` rows (None: all)."""
     cache = cache or Boards(store)
     out = []
-    for game, variants in cache.listed():
-        board = leaderboard(store, game, variants, cache=cache)
+    for board_game, key in board_filter(cache.listed(), game, variants, options):
+        board = leaderboard(store, board_game, key, cache=cache)
         if top is not None:
             board["rows"] = board["rows"][:top]
         out.append(board)
@@ -185,6 +262,11 @@ def leaderboard_csv(board: dict[str, Any]) -> str:
 # --- home -----------------------------------------------------------------------------
 
 
+def players_said(least: int, most: int) -> str:
+    """How many players a game takes, in words: "2 players", "2 to 6 players"."""
+    return f"{least} players" if least == most else f"{least} to {most} players"
+
+
 def home(store: Store, registry: Any, cache: Boards | None = None) -> dict[str, Any]:
     games = []
     for name, game in sorted(registry.games.items()):
@@ -193,7 +275,7 @@ def home(store: Store, registry: Any, cache: Boards | None = None) -> dict[str, 
             {
                 "name": name,
                 "description": game.description,
-                "players": f"{game.min_players}-{game.max_players}",
+                "players": players_said(game.min_players, game.max_players),
                 "variants": variants,
             }
         )
@@ -390,13 +472,14 @@ def _log_rows(replay: dict[str, Any], match_id: str, page: int, per_page: int) -
     pages = max(1, -(-count // per_page))
     if not 1 <= page <= pages:
         raise BadRequest(f"page {page}: the event log has pages 1 to {pages}")
+    names = LogNames.of(replay)
     rows: list[dict[str, Any]] = []  # only this page's rows: a long replay has 30,000
     for row in range((page - 1) * per_page, min(page * per_page, count)):
         if row < first:
-            rows.append(_step_row(0, None, players, None, replay["initial_events"]))
+            rows.append(_step_row(0, None, players, None, replay["initial_events"], names))
         else:
             seat, action, events = steps[row - first]
-            rows.append(_step_row(row - first + 1, seat, players, action, events))
+            rows.append(_step_row(row - first + 1, seat, players, action, events, names))
     return {
         "match_id": match_id,
         "page": page,
@@ -407,24 +490,96 @@ def _log_rows(replay: dict[str, Any], match_id: str, page: int, per_page: int) -
 
 
 def _step_row(
-    index: int, seat: int | None, players: list[str], action: Any, events: list[Any]
+    index: int,
+    seat: int | None,
+    players: list[str],
+    action: Any,
+    events: list[Any],
+    names: LogNames,
 ) -> dict[str, Any]:
     return {
         "step": index,
         "seat": seat,
         "player": players[seat] if seat is not None and seat < len(players) else "",
-        "action": _fields(action) if isinstance(action, dict) else "",
-        "events": [_fields(e) if isinstance(e, dict) else str(e) for e in events],
+        "action": _fields(action, names) if isinstance(action, dict) else "",
+        "events": [_fields(e, names) if isinstance(e, dict) else str(e) for e in events],
     }
 
 
-def _fields(item: dict[str, Any]) -> str:
-    """``type`` (or ``e``) first, then ``key=value`` pairs: one readable line."""
+#: the fields of events and actions that name an owner (a seat, or Risk's neutral), and
+#: those that name a place (a Risk territory, a Stratego square), by their number
+OWNER_FIELDS = frozenset({"p", "prev", "by", "player", "seat"})
+PLACE_FIELDS = frozenset({"t", "from", "to", "bonus", "neutral", "square", "territory", "hq"})
+COLUMNS = "abcdefghij"
+
+
+@dataclass(frozen=True)
+class LogNames:
+    """The names the viewer gives what a replay's events number: its owners (the seats'
+    labels, then passive owners: Risk's neutral) and its places (a Risk map's
+    territories; Stratego's squares, ``a1`` to ``j10``)."""
+
+    owners: tuple[str, ...]
+    places: tuple[str, ...]
+
+    @classmethod
+    def of(cls, replay: dict[str, Any]) -> LogNames:
+        owners = [str(p) for p in replay.get("players", [])]
+        places: list[str] = []
+        game = replay.get("game")
+        try:
+            if game == "risk":
+                from arena.games.risk.map import load_map
+
+                places = list(
+                    load_map((replay.get("options") or {}).get("map", "classic")).territories
+                )
+                if "neutral" in (replay.get("variants") or []):
+                    owners.append("neutral")
+            elif game == "stratego":
+                places = [f"{COLUMNS[s % 10]}{s // 10 + 1}" for s in range(100)]
+        except ValueError:  # a map this Arena cannot load: the numbers, as stored
+            places = []
+        return cls(tuple(owners), tuple(places))
+
+    def value(self, key: str, value: Any) -> Any:
+        """``value`` of the field ``key`` with its numbers named (lists of them too,
+        and a list's pairs ``[place, armies]``)."""
+        names = self.owners if key in OWNER_FIELDS else self.places if key in PLACE_FIELDS else None
+        if key == "armies" and isinstance(value, list):
+            return [self._pair(item) for item in value]
+        if names is None:
+            return value
+        if isinstance(value, list):
+            return [self._name(names, v) for v in value]
+        return self._name(names, value)
+
+    def _pair(self, item: Any) -> Any:
+        if isinstance(item, list) and len(item) == 2:
+            return [self._name(self.places, item[0]), item[1]]
+        return item
+
+    @staticmethod
+    def _name(names: tuple[str, ...], value: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names):
+            return names[value]
+        return value
+
+
+def _fields(item: dict[str, Any], names: LogNames | None = None) -> str:
+    """``type`` (or ``e``) first, then ``key=value`` pairs: one readable line, with the
+    owners and places named as the viewer names them (``names``)."""
     head = item.get("type", item.get("e", ""))
-    rest = " ".join(
-        f"{k}={orjson.dumps(v).decode()}" for k, v in item.items() if k not in ("type", "e")
-    )
+    shown = names.value if names is not None else (lambda _k, v: v)
+    rest = " ".join(f"{k}={_said(shown(k, v))}" for k, v in item.items() if k not in ("type", "e"))
     return f"{head} {rest}".strip()
+
+
+def _said(value: Any) -> str:
+    """A field's value: a name as it is (no quotes), anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value).decode()
 
 
 # --- tournaments ----------------------------------------------------------------------
@@ -438,7 +593,7 @@ def _tournament_summary(
         "tournament_id": t.id,
         "name": t.name,
         "game": t.game,
-        "variants": variant_key(t.variants),
+        "variants": variant_key(t.variants, t.options, t.game),
         "format": t.format,
         "seats": t.seats,
         "games_per_pairing": t.games_per_pairing,
@@ -475,7 +630,9 @@ def tournament(store: Store, tournament_id: str, sort: str = "rank") -> dict[str
     if t is None:
         raise NotFound(f"no tournament {tournament_id!r}")
     entries = store.entries(t.id)
-    standings = leaderboard(store, t.game, variant_key(t.variants), sort, tournament_id=t.id)
+    standings = leaderboard(
+        store, t.game, variant_key(t.variants, t.options, t.game), sort, tournament_id=t.id
+    )
     matches = _summaries(store, store.tournament_matches(t.id))
     return {
         **_tournament_summary(store, t),
@@ -570,7 +727,11 @@ def _version(row: BotRow, sizes: dict[str, int]) -> dict[str, Any]:
     }
 
 
-def bot(store: Store, name: str, cache: Boards | None = None) -> dict[str, Any]:
+def bot(
+    store: Store, name: str, cache: Boards | None = None, registry: Any = None
+) -> dict[str, Any]:
+    """One bot's page; ``registry``: the games and their bots, which say the games a
+    house bot plays (the store lists none for it: it is built in)."""
     with store.session() as s:
         query = select(BotRow).where(BotRow.name == name).order_by(BotRow.version)
         versions = list(s.scalars(query))
@@ -601,9 +762,15 @@ def bot(store: Store, name: str, cache: Boards | None = None) -> dict[str, Any]:
             }
         )
     sizes = store.code_sizes(row.digest for row in versions if row.digest)
+    shown = [_version(row, sizes) for row in versions]
+    if registry is not None and name.startswith(HOUSE_PREFIX):
+        built_in = name.removeprefix(HOUSE_PREFIX)
+        plays = sorted({game for game, bot_name in registry.bots if bot_name == built_in})
+        for version in shown:
+            version["games"] = version["games"] or plays
     return {
         "name": name,
-        "versions": [_version(row, sizes) for row in versions],
+        "versions": shown,
         "boards": sections,
         "recent": recent_matches(store, limit=20, bot_ids=ids, cache=cache),
     }

@@ -29,6 +29,7 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from multiprocessing.connection import Connection
 from typing import Any
@@ -65,12 +66,12 @@ class WorkerDied(RuntimeError):
 
 class Worker:
     """One process, at niceness :data:`NICE`, that builds frames for the web process:
-    ``python -m arena.web.prebuild`` (a fresh interpreter: no fork of the threaded
-    web), in a process group of its own, so that a terminal's Ctrl-C, sent to the web's
-    group, is the web's to handle (it ends the worker); started when first needed and
-    again after it dies, until :meth:`terminate`. They talk through two pipes, the
-    store's URL first (never on a command line, where ``ps`` shows it). One caller of
-    :meth:`build` at a time."""
+    a fresh interpreter (no fork of the threaded web) that calls :func:`main`, named by
+    reference (:func:`worker_command`), in a process group of its own, so that a
+    terminal's Ctrl-C, sent to the web's group, is the web's to handle (it ends the
+    worker); started when first needed and again after it dies, until
+    :meth:`terminate`. They talk through two pipes, the store's URL first (never on a
+    command line, where ``ps`` shows it). One caller of :meth:`build` at a time."""
 
     def __init__(self, db_url: str) -> None:
         self.db_url = db_url
@@ -123,7 +124,7 @@ class Worker:
         mine_in, theirs_out = os.pipe()  # worker -> web
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "arena.web.prebuild", str(theirs_in), str(theirs_out)],
+                [*worker_command(main), str(theirs_in), str(theirs_out)],
                 pass_fds=(theirs_in, theirs_out),
                 stdin=subprocess.DEVNULL,
                 process_group=0,
@@ -170,8 +171,19 @@ class Worker:
                 process.wait()
 
 
+def worker_command(function: Callable[[], None]) -> list[str]:
+    """The command of a fresh interpreter that imports ``function`` and calls it, its
+    arguments after (``sys.argv[1:]``). By reference, not ``python -m`` of its module:
+    this module is imported with the package ``arena.web`` (its ``app`` imports it), so
+    ``-m`` would run a second copy of it as ``__main__``, and Python warns so
+    (``RuntimeWarning: 'arena.web.prebuild' found in sys.modules``) on the web's
+    terminal each time a worker starts."""
+    module, name = function.__module__, function.__qualname__
+    return [sys.executable, "-c", f"from {module} import {name}; {name}()"]
+
+
 def main() -> None:
-    """The worker (``python -m arena.web.prebuild IN OUT``, started by :class:`Worker`):
+    """The worker (:func:`worker_command`, started by :class:`Worker` with IN OUT):
     the store's URL, then a match id in, (True, its entry) or (False, the error)
     out, until the web closes its end or ends the process."""
     inbox = Connection(int(sys.argv[1]), writable=False)
@@ -351,7 +363,3 @@ class Prebuilder:
         its ``stop`` event is set."""
         self._stopping = True
         self.worker.terminate()
-
-
-if __name__ == "__main__":
-    main()

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 from cachetools import Cache, LRUCache
 
+from arena.engine.core import ENDINGS_SAID
 from arena.engine.replay import from_json
 from arena.store import Store
 from arena.web import boards, data, frames
@@ -291,6 +292,7 @@ def page(
         "match_id": match["match_id"],
         "players": players,
         "error": None,
+        "endings": ENDINGS_SAID,
     }
     row = store.match(match["match_id"])
     options = dict(row.options or {}) if row is not None else {}

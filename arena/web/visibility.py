@@ -22,6 +22,18 @@ TOURNAMENT_HIDES = (
     "would help a bot in another"
 )
 MATCH_HIDES = "a match's replay and seed are shown once it has finished"
+#: why a match that did not finish has no replay yet, by its status (the store's words:
+#: arena.store.Outcome): it is played again, and its replay is that game's
+NOT_FINISHED = {
+    "pending": "the match has not been played yet: its replay and seed are shown once "
+    "it has finished",
+    "aborted": "the match was aborted (stopped before its end: a referee shutting down, "
+    "a worker lost) and is played again from the start, with a fresh seed: the replay "
+    "here will be that new game's, when it has been played to its end",
+    "failed": "the match could not be played as asked (an unknown bot, a bot that "
+    "crashed in process); it is played again when its tournament is resumed: the "
+    "replay here will be that game's, when it has been played to its end",
+}
 
 
 def tournament_seed_visible(tournament: TournamentRow) -> bool:
@@ -31,7 +43,7 @@ def tournament_seed_visible(tournament: TournamentRow) -> bool:
 def replay_hidden_why(match: MatchRow, tournament: TournamentRow | None) -> str | None:
     """Why the match's replay and seed are hidden now; None when they may be shown."""
     if match.status != "finished":
-        return MATCH_HIDES
+        return NOT_FINISHED.get(match.status, MATCH_HIDES)
     if match.tournament_id is not None and (
         tournament is None or not tournament_seed_visible(tournament)
     ):

@@ -13,6 +13,7 @@ from arena.bots._risk_determinize import SEARCHED_PHASES, Determinizer, RulesGue
 from arena.bots._risk_policy import Goals, WinOdds, evaluate
 from arena.bots.risk_search import RiskSearchBot
 from arena.engine import EndReason, play_match
+from arena.engine.match import BotFailed
 from arena.games.risk.odds import attack_chance
 from arena.games.risk.state import RiskState
 from arena.games.risk.variants import missions as missionlib
@@ -298,3 +299,97 @@ def test_its_battle_odds_are_the_exact_table_and_scale_down_beyond_it():
     # past the table's side, the battle is scaled down with its ratio kept
     assert odds(5000, 4000) == odds(512, 409)
     assert odds(4000, 5000) == odds(409, 512)
+
+
+# --- finishing a game against owners who take no turns ------------------------------
+
+
+class Leaver:
+    """A house bot held to the referee's rules that plays until round ``at`` and then
+    fails every decision: its strikes forfeit the seat, whose armies stay on the board."""
+
+    refereed = True
+
+    def __init__(self, inner: Any, at: int) -> None:
+        self.inner, self.at = inner, at
+
+    def decide(self, obs: dict[str, Any], decision: Any) -> dict[str, Any]:
+        if obs["round"] >= self.at:
+            raise BotFailed("gone")
+        return self.inner.decide(obs, decision)
+
+    def rejected(self, reason: str, allowed: str, strikes: int) -> None:
+        pass
+
+    def ended(self, result: Any, events: list[Any], forfeits: dict[int, str]) -> None:
+        pass
+
+
+def _rounds_of(rec: Any) -> list[tuple[int, dict[str, Any]]]:
+    """Each event of ``rec`` with the round it happened in."""
+    out, now = [], 0
+    for _, _, events in rec.steps:
+        for event in events:
+            if event["e"] == "turn":
+                now = event["round"]
+            out.append((now, event))
+    return out
+
+
+def test_left_alone_with_a_forfeited_seat_it_wipes_it_out_well_before_the_turn_limit():
+    """Seat 1 stops answering in round 4 and its strikes forfeit it, its armies staying
+    on the board; the search bot takes
+    out seats 2 and 3 and then, alone with the forfeited armies and without cards to play
+    for, takes their last territories within a few rounds (it used to only reinforce,
+    round after round, up to the turn limit)."""
+    names = ["search", "defensive", "aggressive", "defensive"]
+    bots = _bots(names, 4, 16)
+    bots[1] = Leaver(bots[1], at=4)
+    limit = 150
+    rec = play_match(RISK, bots, 4, {"cards": "none", "turn-limit": str(limit)}, names=names)
+    assert rec.conduct[1].forfeit, "seat 1 was meant to forfeit"
+    assert rec.result.reason == EndReason.VICTORY and rec.result.places[0] == 1
+    timeline = _rounds_of(rec)
+    out = {e["p"]: (r, e["by"]) for r, e in timeline if e["e"] == "eliminate"}
+    assert out[1][1] == 0, "the forfeited seat's last territory fell to the search bot"
+    alone = max(out[2][0], out[3][0])  # from here only the forfeited armies were left
+    assert alone <= out[1][0], "the forfeited seat was the last to go"
+    end = rec.final_state.round
+    assert end - alone <= 5 and end <= limit // 5, (alone, end)
+
+
+def test_its_evaluation_counts_the_armies_of_owners_who_take_no_turns():
+    """Alone with a forfeited seat, a position in which it took one more of that seat's
+    territories scores higher (it once scored 1 for both), and a forfeited seat or a
+    neutral weighs less than a player who takes turns."""
+    state = _position([], {}, 8)
+    state.forfeit(1)  # while seats 2 and 3 are in: the game goes on
+    for seat in (2, 3):  # then they are out, their territories the forfeited seat's
+        for t, o in enumerate(state.owner):
+            if o == seat:
+                _give(state, t, 1, state.armies[t])
+        state.alive[seat] = False
+    assert not state.terminal
+    goals = Goals(0)
+    theirs = next(t for t, o in enumerate(state.owner) if o == 1)
+    taken = state.clone()
+    _give(taken, theirs, 0, 1)
+    assert evaluate(state, goals) < evaluate(taken, goals) < 1.0
+    # a player who takes turns, holding the same, is worth more than forfeited armies
+    active = state.clone()
+    active.passive[1] = False
+    assert evaluate(active, goals) < evaluate(state, goals)
+
+
+def test_it_still_beats_aggressive_with_a_neutral_on_the_board():
+    """Two-player games with the neutral army (which now counts against it), the seats
+    alternated: it wins at least three of four."""
+    neutral = _variants(["neutral"])
+    wins = 0
+    for seed in range(4):
+        me = seed % 2
+        names = ["aggressive", "aggressive"]
+        names[me] = "search"
+        rec = play_match(RISK, _bots(names, seed, 16), seed, {}, neutral, names=names)
+        wins += rec.result.reason == EndReason.VICTORY and rec.result.places[me] == 1
+    assert wins >= 3

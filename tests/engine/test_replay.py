@@ -19,6 +19,7 @@ from arena.engine.core import EndReason, Result
 from arena.engine.match import MatchRecord, play_match
 from arena.engine.replay import ReplayMismatch
 from arena.games.risk.variants.missions import BY_ID, Missions, completed
+from arena.games.stratego.variants.isf import apply_isf
 from arena.plugins import load_registry
 
 REGISTRY = load_registry()
@@ -325,12 +326,103 @@ def test_a_replay_records_the_rules_version_of_a_variant_whose_rules_changed(tmp
 
 
 @pytest.mark.parametrize("rule_set", ["isf", "barrage"])
-def test_a_stratego_replay_records_the_more_squares_rules_version(rule_set):
-    """ISF and barrage follow chases of several pieces since version 2."""
+def test_a_stratego_replay_records_the_isf_rules_version(rule_set):
+    """ISF and barrage follow chases of several pieces since version 2, and count a
+    Scout's moves by the squares its first move covered (ISF 10.2) since version 3."""
     bare = MatchRecord(
         game="stratego", num_players=2, seed=1, players=["a", "b"], variants=[rule_set]
     )
-    assert replay.to_json(bare)["rules"] == {rule_set: 2}
+    assert replay.to_json(bare)["rules"] == {rule_set: 3}
+
+
+class IsfVersion2:
+    """The ISF rules as version 2 played them: a Scout's moves counted against the
+    two-squares rule only between the same two squares (no ISF 10.2)."""
+
+    @hookimpl
+    def stratego_rules(self, rules: Any, options: dict[str, Any]) -> None:
+        apply_isf(rules)
+        rules.scout_lines = False
+
+
+ISF = REGISTRY.variant("stratego", "isf")
+ISF_V2 = dataclasses.replace(ISF, plugin=IsfVersion2(), rules_version=2)
+
+
+class Scripted:
+    """A Stratego player with a fixed setup (flag and bombs on the back row, seat 0's
+    Scout on a4) and a fixed list of moves."""
+
+    def __init__(self, moves: list[tuple[int, int]]) -> None:
+        self.moves = iter(moves)
+
+    def decide(self, observation: Any, decision: Any) -> dict[str, Any]:
+        if decision.kind == "setup":
+            army = decision.options["army"]
+            names = ["flag"] + ["bomb"] * army["bomb"] + ["scout"]
+            left = Counter(army) - Counter(names)
+            names += sorted(left.elements())
+            squares = sorted(decision.options["squares"], reverse=observation["seat"] == 1)
+            if observation["seat"] == 0:  # the Scout on a4, the rest from the back row on
+                squares = squares[:7] + [30] + [s for s in squares[7:] if s != 30]
+            return {"type": "setup", "placement": dict(zip(squares, names, strict=True))}
+        a, b = next(self.moves)
+        return {"type": "move", "from": a, "to": b}
+
+
+#: seat 0's Scout: a4-a6, back, a4-a6 again, then a6-a5 (the fourth move on the squares
+#: a4 to a6: refused by ISF 10.2); seat 1 steps four front pieces forward meanwhile
+SCOUT_SERIES = [(30, 50), (50, 30), (30, 50), (50, 40)]
+FRONT_STEPS = [(64, 54), (65, 55), (68, 58), (69, 59)]
+
+
+def test_an_old_isf_replay_of_a_scouts_series_says_in_one_line_that_the_rules_changed(
+    tmp_path, capsys
+):
+    """Version 2 let a Scout go on moving within the squares a4 to a6; verifying that
+    game now says that the rules changed, at the move ISF 10.2 refuses."""
+    stratego = REGISTRY.game("stratego")
+    old = play_match(
+        stratego,
+        [Scripted(SCOUT_SERIES), Scripted(FRONT_STEPS)],
+        7,
+        {"turn-limit": "8"},
+        [ISF_V2],
+        names=["a", "b"],
+    )
+    assert old.rules == {"isf": 2} and old.result.reason == EndReason.TURN_LIMIT
+    path = tmp_path / "old-isf.json"
+    replay.save(old, path)
+    assert_mismatch(
+        replay.load(path),
+        8,  # two setups, then a6-a5 is the seventh move
+        "recorded under version 2 of the isf rules and this arena plays version 3",
+        "two-squares rule (ISF 10.2)",
+    )
+    assert main(["replay", "verify", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "MISMATCH: the rules changed" in err
+    assert "version 2 of the isf rules" in err
+
+
+def test_an_old_isf_replay_the_scouts_rule_does_not_change_still_verifies():
+    """Games in which no Scout moved on within its first move's squares play alike under
+    versions 2 and 3: their old replays verify."""
+    stratego = REGISTRY.game("stratego")
+    names = ("heuristic", "random")
+    for seed in range(5):
+        runs = []
+        for variant in (ISF_V2, ISF):
+            bots = [
+                REGISTRY.bot("stratego", n).factory(s, seed * 10 + s) for s, n in enumerate(names)
+            ]
+            runs.append(play_match(stratego, bots, seed, {"turn-limit": "200"}, [variant]))
+        old, new = (reload(rec) for rec in runs)
+        if old.steps == new.steps:
+            assert old.rules == {"isf": 2}
+            assert replay.verify(old) == len(old.steps)
+            return
+    raise AssertionError("every seed's game differs between the rules versions")
 
 
 def test_an_old_missions_replay_says_the_rules_version_changed(tmp_path, capsys):

@@ -100,7 +100,8 @@ class LiveView:
     def sent(self) -> bytes:
         self.thread.join(MATCH_TIMEOUT)
         assert self.feed.ended is not None and self.feed.problem is None, self.feed.problem
-        return self.feed.start_event() + self.feed.ended.encode()
+        start = b"".join(piece.plain for piece in self.feed.start_pieces())
+        return start + self.feed.ended.encode()
 
 
 @dataclass

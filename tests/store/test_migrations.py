@@ -181,3 +181,49 @@ def test_upgrading_an_sqlite_store_keeps_every_row(tmp_path):
         # and the connections of the store enforce foreign keys again
         assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
     engine.dispose()
+
+
+def test_upgrading_splits_the_boards_that_mixed_rule_sets(tmp_path):
+    """Before 0009 a match's board was its variant set alone: Risk with and without
+    cards on one board. The upgrade keys each match by its play-changing options and drops
+    the mixed boards' ratings (computed again on the next read)."""
+    from alembic import command
+    from sqlalchemy import create_engine
+
+    from arena.tournament.executor import LocalExecutor
+    from arena.tournament.leaderboard import refresh
+    from arena.tournament.runner import TournamentSpec, create_tournament, run_tournament
+
+    url = f"sqlite:///{tmp_path / 'arena.db'}"
+    store = Store(url)
+    for options in ({"cards": "none"}, {"dice": "faces"}):
+        spec = TournamentSpec(
+            game="risk", bots=["random", "aggressive", "defensive"], seats=3,
+            games_per_pairing=1, options={"turn-limit": "10", **options}, seed=3,
+        )  # fmt: skip
+        tournament = create_tournament(store, spec)
+        assert run_tournament(store, tournament.id, LocalExecutor(workers=0)).status == "finished"
+    store.close()
+    plain = create_engine(url)
+    with plain.begin() as connection:
+        config = migrate._config()
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0008_deal_seeds")
+        # as an older Arena keyed them: by variant set alone, one mixed board and its ratings
+        keys = {r[0] for r in connection.execute(text("SELECT variant_key FROM matches"))}
+        assert keys == {""}
+        connection.execute(
+            text(
+                "INSERT INTO ratings (game, variants, bot_id, rank, games, wins, draws, losses, "
+                "score, elo, elo_low, elo_high, online_elo, mu, sigma, updated) SELECT 'risk', "
+                "'', id, 1, 2, 1, 0, 1, 0.5, 0, -1, 1, 0, 25, 8, '2026-01-01' FROM bots LIMIT 1"
+            )
+        )
+    plain.dispose()
+    store = Store(url)  # migrates to the head
+    try:
+        assert sorted(store.boards()) == [("risk", ""), ("risk", ";cards=none")]
+        assert store.ratings("risk", "") == []  # the mixed board's ratings are gone
+        assert {len(refresh(store, "risk", key)) for _, key in store.boards()} == {3}
+    finally:
+        store.close()

@@ -18,6 +18,8 @@ import termios
 import time
 from pathlib import Path
 
+import pytest
+
 from arena.store import Store
 
 ARENA = [sys.executable, "-m", "arena.cli"]
@@ -99,6 +101,8 @@ def test_piped_output_has_plain_lines_and_a_line_per_game(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "\x1b" not in done.stdout and "\r" not in done.stdout
     lines = done.stdout.splitlines()
+    # said before any match ends (through a referee the first can take minutes)
+    assert lines[1] == "0/8 matches: playing (a line every 5 s once results come)", lines
 
     games = [m for line in lines if (m := GAME.match(line))]
     assert [(int(m.group(1)), int(m.group(2))) for m in games] == [(n, 8) for n in range(1, 9)]
@@ -139,3 +143,17 @@ def test_quiet_with_verbose_prints_the_games_and_no_progress(tmp_path):
     assert done.returncode == 0, done.stderr
     assert len([line for line in done.stdout.splitlines() if GAME.match(line)]) == 8
     assert not re.search(r"^\d+/8 matches", done.stdout, re.M)
+
+
+def test_the_time_left_counts_this_run_s_matches_only():
+    """A resume finds 4 of 10 done and plays 2 in 10 s: 4 left at that rate is 20 s (not
+    the 6-in-10-s rate that counted the earlier run's); none before its first."""
+    from arena.cli.console import status_line, time_left
+    from arena.tournament.runner import Progress
+
+    state = Progress("t", total=10, finished=4, problems=0, started=100.0)
+    assert time_left(state, 105.0, already=4) is None
+    assert status_line(state, "", 105.0, already=4) == "4/10 matches  5 s elapsed"
+    state.finished = 6
+    assert time_left(state, 110.0, already=4) == pytest.approx(20.0)
+    assert status_line(state, "", 110.0, already=4) == "6/10 matches  10 s elapsed, ~20 s left"

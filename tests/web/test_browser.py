@@ -136,3 +136,34 @@ def test_the_readme_pictures_are_made_by_the_code_the_tests_use(
         with Image.open(path) as image:
             assert image.format == "PNG" and image.mode == "P"  # made small: a palette
             assert image.width == VIEWPORT["width"] and image.height >= 200
+
+
+def test_the_pages_fit_a_phone_and_a_laptop(server: str, browser: Browser, shots: Path):
+    """At 390x844 no page scrolls sideways, the leaderboard's W/D/L/Score are on the
+    screen, the viewers' side panel is whole and the Risk map's names are of a readable
+    size (the map pans instead); at 1366x768 the step's events are above the fold."""
+    from arena.web.browser import LAYOUT_PAGES, SIZES, layout_shots
+
+    made = layout_shots(browser, server, shots)
+    assert set(made) == {f"{size}-{name}" for size in SIZES for name in LAYOUT_PAGES}
+    for key, (path, m) in made.items():
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert m["scrollWidth"] <= m["width"], f"{key} scrolls sideways"
+        size, name = key.split("-", 1)
+        if name in ("home", "leaderboard", "tournament"):
+            shown = {label: (right, on) for label, right, on in m["columns"]}
+            for column in ("#", "Bot", "Elo", "W", "D", "L", "Score"):
+                right, on = shown[column]
+                assert on and 0 < right <= m["width"], f"{key}: {column} off the screen"
+        if name.endswith("viewer"):
+            panel = m["panel"]
+            assert panel["shown"] and panel["left"] >= 0 and panel["right"] <= m["width"], key
+        if name == "risk-viewer":
+            # the names drawn at least 10 px high on a phone (the map is panned sideways)
+            assert m["label"] >= (10 if size == "phone" else 7), (key, m["label"])
+        if size == "laptop" and name.endswith("viewer"):
+            event = m["currentEvent"]  # the page opens on the last step: its first event
+            assert event["shown"] and event["top"] >= 0 and event["bottom"] <= m["height"], (
+                key,
+                event,
+            )

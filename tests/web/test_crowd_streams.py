@@ -19,6 +19,7 @@ import pytest
 from arena.store import Store
 from arena.v1 import arena_pb2 as pb
 from arena.web import crowd
+from arena.web.progress import POLL_S
 
 from .conftest import RISK, Filled
 from .test_crowds import ask
@@ -112,7 +113,7 @@ def test_many_streams_of_a_running_tournament_share_one_render_per_change(
     db = tmp_path / "arena.db"
     store = Store(str(db))
     try:
-        more = {"games_per_pairing": 5, "options": {"turn-limit": "150"}}
+        more = {"games_per_pairing": 1, "options": {"turn-limit": "150"}}
         spec = TournamentSpec(**{**RISK.__dict__, **more})
         tournament_id = create_tournament(store, spec).id
         with ExitStack() as stack:
@@ -130,8 +131,12 @@ def test_many_streams_of_a_running_tournament_share_one_render_per_change(
             )
             status, headers, _ = ask(web, path)
             assert status == 503 and headers["retry-after"] == "30"
+            # each match's end is seen by the page's poll (every 1 s) before the next
+            # one's: a fast machine would otherwise finish between two polls
             player = threading.Thread(
-                target=run_tournament, args=(store, tournament_id, LocalExecutor(workers=0))
+                target=run_tournament,
+                args=(store, tournament_id, LocalExecutor(workers=0)),
+                kwargs={"progress": lambda _: time.sleep(2 * POLL_S)},
             )
             player.start()
             player.join(timeout=300)
@@ -149,9 +154,10 @@ def test_many_streams_of_a_running_tournament_share_one_render_per_change(
     assert all(got == ids[0] for got in ids[1:]), ids
     assert all(got == by_stream[0] for got in by_stream[1:])
     assert ids[0] == sorted(ids[0]) and len(set(ids[0])) == len(ids[0]) >= 3
-    # one render per change: consecutive renders (ids 1 apart) show different progress
-    statuses = [json.loads(data)["progress"] for _, data in by_stream[0]]
-    assert all(a != b for a, b in itertools.pairwise(statuses))
+    # one render per change: consecutive renders (ids 1 apart) show a different status or
+    # progress (the tournament's own status changes too: pending, then running)
+    shown = [(d["status"], d["progress"]) for d in (json.loads(t) for _, t in by_stream[0])]
+    assert all(a != b for a, b in itertools.pairwise(shown)), shown
     assert ids[0][-1] - ids[0][0] == len(ids[0]) - 1  # no render that no stream saw
     assert json.loads(by_stream[0][-1][1])["status"] == "finished"
     assert all(r.body.rstrip().endswith(b"event: end\ndata: {}") for r in streams)

@@ -193,7 +193,8 @@ def test_a_live_match_changes_on_the_page_and_its_bytes_hold_only_public_facts(
     address, db, stub = referee
     game, seats, options, variants = MATCHES[kind]
     players = ["slow-a", "slow-b", "slow-c"][:seats]
-    with web_app(db, "--referee", address) as base, web_app(db) as without:
+    said: list[str] = []  # what `arena web --referee` printed: its own lines only
+    with web_app(db, "--referee", address, said=said) as base, web_app(db) as without:
         # the bots hold their moves until the page watches (a long deadline meanwhile)
         request = pb.RunMatchRequest(
             game=game,
@@ -255,6 +256,7 @@ def test_a_live_match_changes_on_the_page_and_its_bytes_hold_only_public_facts(
             ) from exc
         finally:
             page.close()
+    assert len(said) == 1 and said[0].startswith("arena web: http"), said  # nothing else
     assert "started without a referee" in " ".join(plain.split())
     assert 'data-mode="no_referee"' in plain
 

@@ -340,3 +340,27 @@ def test_a_long_replay_opens_at_its_end_from_its_tail_then_loads_every_step(
         assert errors == []
     finally:
         page.close()
+
+
+@pytest.mark.parametrize("kind", ["stratego", "risk-cards"])
+def test_the_event_log_shows_the_steps_up_to_the_one_shown_never_after(
+    base: str, chromium: Any, viewer_store: ViewerStore, kind: str
+):
+    page = chromium.new_page(viewport={"width": 1366, "height": 768})
+    try:
+        open_viewer(page, base, viewer_store.matches[kind])
+        assert page.locator("[data-log-box] h3").inner_text().startswith("Events up to this step")
+        last = int(page.locator("[data-slider]").get_attribute("max"))
+        for target in (0, 1, last // 3, last // 2, last - 1, last):
+            page.evaluate(f"window.ArenaViewer.show({target})")
+            shown = [int(s) for s in page.locator(".viewer-log li .step").all_inner_texts()]
+            # this step first, then the ones before it, the latest first: none after
+            assert shown[0] == target and shown == sorted(shown, reverse=True), (target, shown)
+            assert shown == list(range(target, target - len(shown), -1))
+            assert len(shown) == min(target + 1, 13)  # the step and the 12 before
+            current = page.locator(".viewer-log li[aria-current=step] .step").inner_text()
+            assert current == str(target)
+        page.get_by_role("button", name="◀ Previous").click()
+        assert page.locator(".viewer-log li .step").first.inner_text() == str(last - 1)
+    finally:
+        page.close()

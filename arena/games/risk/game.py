@@ -11,7 +11,7 @@ import pluggy
 
 from arena import hookspecs
 from arena.engine.core import Game, OptionSpec, non_negative_int
-from arena.games.risk.map import load_map, map_option
+from arena.games.risk.map import load_map, map_key, map_option
 from arena.games.risk.rules import CLASSIC_RULES
 from arena.games.risk.state import OBSERVATION_PARTS, RiskConfig, RiskHooks, RiskState
 
@@ -44,18 +44,23 @@ RISK_OPTIONS = (
         "recorded), or roll every die and record its faces (same odds)",
         "distribution",
         ("distribution", "faces"),
+        splits_board=False,  # the same odds: it changes what a replay records, not play
     ),
     OptionSpec(
         "turn-limit",
         "rounds after which the survivors tie (0: no limit)",
         "500",
         parse=non_negative_int,
+        # a bound on a game's length, as a time control bounds a move's: the rules are
+        # the same, so the results share a board
+        splits_board=False,
     ),
     OptionSpec(
         "map",
         "a built-in map name, or a map .json file (a command stores its content)",
         "classic",
         stored=map_option,
+        board_value=map_key,
     ),
 )
 

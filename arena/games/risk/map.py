@@ -207,6 +207,23 @@ def map_option(value: str) -> str:
     return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
 
 
+def map_key(spec: str) -> str:
+    """The ``map`` option as a leaderboard's key holds it: a built-in name as it is, a
+    map given by its content as its name (letters, digits, ``.``, ``_``, ``-``) and the
+    start of its SHA-256 (two maps of one name are two boards), a path an older Arena
+    stored as ``file``."""
+    if BUILT_IN.fullmatch(spec):
+        return spec
+    if spec.lstrip().startswith("{"):
+        digest = hashlib.sha256(spec.encode()).hexdigest()[:12]
+        try:
+            name = str(json.loads(spec).get("name", "custom"))
+        except (ValueError, AttributeError):
+            name = "custom"
+        return f"{re.sub(r'[^A-Za-z0-9._-]+', '-', name)[:32] or 'custom'}-{digest}"
+    return "file"
+
+
 def map_shown(spec: str) -> str:
     """The ``map`` option as a page may show it: a built-in name as it is; a map given
     by its content as its name and the start of its SHA-256; anything else (the path

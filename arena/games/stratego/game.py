@@ -40,6 +40,9 @@ STRATEGO_OPTIONS = (
         "moves (of both players together) after which the game is drawn (0: no limit)",
         "3000",
         parse=non_negative_int,
+        # a bound on a game's length, as a time control bounds a move's: the rules are
+        # the same, so the results share a board
+        splits_board=False,
     ),
 )
 

@@ -83,12 +83,42 @@ class StrategoRules:
     #: most consecutive moves of one player between the same two squares (classic 2:
     #: the third is refused; ISF 3)
     shuttle_limit: int = 2
+    #: ISF 10.2: a Scout's moves count against the two-squares rule while they stay on
+    #: the squares the first move of the series covered (False: exact squares only)
+    scout_lines: bool = False
     #: the ISF more-squares rule against endless chases
     more_squares: bool = False
     #: the manual's optional rescue rule
     rescue: bool = False
     #: plies after which the game is drawn (0: none)
     turn_limit: int = 3000
+
+
+#: the two-squares rule's series of one player: (last from, last to, moves in a row,
+#: first from, first to)
+Shuttle = tuple[int, int, int, int, int]
+NO_SHUTTLE: Shuttle = (EMPTY, EMPTY, 0, EMPTY, EMPTY)
+
+
+def on_segment(x: int, a: int, b: int) -> bool:
+    """Whether square ``x`` is ``a``, ``b`` or between them on their row or column."""
+    if a // SIZE == b // SIZE:
+        return x // SIZE == a // SIZE and min(a, b) <= x <= max(a, b)
+    return x % SIZE == a % SIZE and min(a, b) <= x <= max(a, b)
+
+
+def next_shuttle(series: Shuttle, s: int, t: int, scout_lines: bool) -> Shuttle:
+    """The two-squares rule's series after its player moves (or strikes) s->t.
+
+    The move goes on with the series when it is the same piece's (it starts where the
+    last move ended) and it goes back to where the last move started, or, under ISF 10.2
+    (``scout_lines``), it ends on the squares the series' first move covered: from one
+    end to the other, both included. Any other move starts a series of its own.
+    """
+    a, b, count, first, last = series
+    if s == b and (t == a or (scout_lines and on_segment(t, first, last))):
+        return (s, t, count + 1, first, last)
+    return (s, t, 1, s, t)
 
 
 class StrategoState(ClonedRandom, State):
@@ -119,7 +149,9 @@ class StrategoState(ClonedRandom, State):
         #: per player, the Zobrist hash of the position as that player sees it
         self.zview = [0, 0]
         self.last_move: list[tuple[int, int, bool] | None] = [None, None]
-        self.shuttle: list[tuple[int, int, int]] = [(-1, -1, 0), (-1, -1, 0)]
+        #: per player, the two-squares rule's series: its last move (from, to), how many
+        #: moves in a row the series holds, and the first move's squares (from, to)
+        self.shuttle: list[Shuttle] = [NO_SHUTTLE, NO_SHUTTLE]
         #: per player as the chaser: the positions (in that player's view) its moves
         #: created during its current continuous chase (None: no chase)
         self.chase: list[set[int] | None] = [None, None]
@@ -293,7 +325,7 @@ class StrategoState(ClonedRandom, State):
         # The repetition rules can refuse a move of one piece only (the one on the
         # square the two-squares rule counts), or of any piece while p chases under the
         # more-squares rule: every other piece moves unchecked.
-        _, back, count = self.shuttle[p]
+        back, count = self.shuttle[p][1:3]
         if count < rules.shuttle_limit:
             back = EMPTY
         chasing = self.chase[p] is not None and rules.more_squares
@@ -339,7 +371,7 @@ class StrategoState(ClonedRandom, State):
 
     def _has_move(self, p: int) -> bool:
         owner, rank = self.owner, self.rank
-        _, back, count = self.shuttle[p]
+        back, count = self.shuttle[p][1:3]
         if count < self.rules.shuttle_limit:
             back = EMPTY
         chasing = self.chase[p] is not None and self.rules.more_squares
@@ -351,16 +383,26 @@ class StrategoState(ClonedRandom, State):
                 o = owner[t]
                 if o != p and ((not chasing and s != back) or not self._refused(p, s, t, o >= 0)):
                     return True
-        return False  # a Scout's longer moves need a free neighbour first
+        # a Scout's longer moves need a free neighbour first, unless ISF 10.2 refuses the
+        # neighbours on its line but not the squares beyond: the caller then asks
+        # ``legal_moves``
+        return False
 
     def _refused(self, p: int, s: int, t: int, is_strike: bool) -> str | None:
         """Why the geometrically possible move s->t is refused by a repetition rule."""
-        a, b, count = self.shuttle[p]
-        if s == b and t == a and count >= self.rules.shuttle_limit:
-            return (
-                f"two-squares rule: this piece has moved {count} times in a row between "
-                f"{square_name(a)} and {square_name(b)}"
-            )
+        a, b, count, first, last = self.shuttle[p]
+        if s == b and count >= self.rules.shuttle_limit:
+            if t == a:
+                return (
+                    f"two-squares rule: this piece has moved {count} times in a row between "
+                    f"{square_name(a)} and {square_name(b)}"
+                )
+            if self.rules.scout_lines and on_segment(t, first, last):
+                return (
+                    f"two-squares rule (ISF 10.2): this Scout has moved {count} times in a "
+                    f"row within {square_name(first)}-{square_name(last)}, the squares its "
+                    "first move of the series covered"
+                )
         seen = self.chase[p]  # None unless p is chasing
         if (
             seen is not None
@@ -533,7 +575,7 @@ class StrategoState(ClonedRandom, State):
                     "under these rules a Scout may not move and strike in the same turn",
                     allowed="strike an adjacent piece, or move to an empty square",
                 )
-        a, b, count = self.shuttle[p]
+        b = self.shuttle[p][1]
         if s == b or self.chase[p] is not None:  # else no repetition rule applies
             why = self._refused(p, s, t, is_strike)
             if why:
@@ -542,7 +584,7 @@ class StrategoState(ClonedRandom, State):
         follow = self.rules.more_squares and not is_strike
         evading = follow and self._evades(p, s)
         created = self.zview[1 - p]
-        self.shuttle[p] = (s, t, count + 1 if (s == b and t == a) else 1)
+        self.shuttle[p] = next_shuttle(self.shuttle[p], s, t, self.rules.scout_lines)
         self.ply += 1
         if is_strike:
             d = rank[t]

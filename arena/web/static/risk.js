@@ -116,7 +116,7 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
       case "headquarters":
         return "headquarters revealed: " + event.hq.map((where, seat) => `${ownerName(context, seat)} ${territoryName(context, where)}`).join(", ");
       case "game_over":
-        return `game over (${event.reason.replaceAll("_", " ")})`;
+        return `game over (${context.ending(event.reason)})`;
       default: {
         const { e, ...rest } = event;
         return `${e} ${JSON.stringify(rest)}`;

@@ -39,7 +39,7 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
       case "forfeit":
         return `${who} is removed by the referee (forfeit)`;
       case "game_over":
-        return `game over (${event.reason.replaceAll("_", " ")})`;
+        return `game over (${context.ending(event.reason)})`;
       default: {
         const { e, ...rest } = event;
         return `${e} ${JSON.stringify(rest)}`;

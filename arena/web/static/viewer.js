@@ -29,7 +29,7 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
   const status = $("[data-status]");
   const logList = $("[data-log]");
   const playButton = controls.querySelector('[data-go="play"]');
-  const LOG_AROUND = 6; // log lines shown before and after the current step
+  const LOG_BEFORE = 12; // log lines shown before the current step (none after it)
 
   function copy(value) {
     return value !== null && typeof value === "object" ? structuredClone(value) : value;
@@ -149,38 +149,37 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
     return `step ${frames.stepOf(shown)} of ${frames.stepOf(frames.count - 1)}`;
   }
 
+  /* the log of the steps up to the one shown, the latest first (never a step after it:
+     that would tell what comes next): the frame's own steps, then LOG_BEFORE more */
   function drawLog(index) {
-    const items = [];
-    // the steps of the frames around, up to LOG_AROUND before and after the frame's own
     const rows = [];
-    const firstFrame = Math.max(frames.first, index - LOG_AROUND);
-    const lastFrame = Math.min(frames.count - 1, index + LOG_AROUND);
-    for (let i = firstFrame; i <= lastFrame; i++) {
+    for (let i = Math.max(frames.first, index - LOG_BEFORE); i <= index; i++) {
       for (const entry of frames.entries(i)) rows.push([i, ...entry]);
     }
-    const at = rows.findLastIndex((row) => row[0] === index);
     const own = rows.filter((row) => row[0] === index).length;
-    const from = Math.max(0, at - LOG_AROUND - Math.min(own - 1, LOG_AROUND));
     const element = (tag, className, ...content) => {
       const node = document.createElement(tag);
       node.className = className;
       node.append(...content);
       return node;
     };
-    rows.slice(from, at + LOG_AROUND + 1).forEach(([i, step, seat, events], n) => {
-      const lines = events.map((event) => element("div", "event", drawer.describe(event, context)));
-      if (!lines.length) lines.push(element("div", "event muted", "(nothing public)"));
-      const who = seat === null || seat === undefined ? "" : context.owners[seat].label;
-      const item = element(
-        "li",
-        i === index ? "current" : "",
-        element("span", "step", String(step)),
-        element("span", "who", who),
-        element("div", "events", ...lines)
-      );
-      if (from + n === at) item.setAttribute("aria-current", "step");
-      items.push(item);
-    });
+    const items = rows
+      .slice(-Math.max(own, LOG_BEFORE + 1))
+      .reverse()
+      .map(([i, step, seat, events], n) => {
+        const lines = events.map((event) => element("div", "event", drawer.describe(event, context)));
+        if (!lines.length) lines.push(element("div", "event muted", "(nothing public)"));
+        const who = seat === null || seat === undefined ? "" : context.owners[seat].label;
+        const item = element(
+          "li",
+          i === index ? "current" : "",
+          element("span", "step", String(step)),
+          element("span", "who", who),
+          element("div", "events", ...lines)
+        );
+        if (n === 0) item.setAttribute("aria-current", "step");
+        return item;
+      });
     logList.replaceChildren(...items);
   }
 
@@ -244,7 +243,10 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
     }
   });
 
-  const context = { owners: [], board: {}, players: [], root, mode, reveal: false };
+  // a way a match ends in words ("turn_limit": "turn limit reached"), as the server says it
+  const endings = JSON.parse(root.dataset.endings || "{}");
+  const ending = (reason) => endings[reason] || String(reason || "").replaceAll("_", " ");
+  const context = { owners: [], board: {}, players: [], root, mode, reveal: false, ending };
   window.ArenaViewer.show = (step) => {
     following = false;
     setPlaying(false);
@@ -320,7 +322,12 @@ window.ArenaViewer = window.ArenaViewer || { drawers: {} };
       const end = JSON.parse(event.data);
       source.close();
       root.dataset.ended = "true";
-      status.textContent = `The match has ended (${end.reason || end.status}).`;
+      status.textContent =
+        end.status === "finished" || !end.status
+          ? `The match has ended (${ending(end.reason)}).`
+          : end.status === "aborted"
+            ? "The match was aborted before its end: it is played again from the start."
+            : `The match ended without a result (${end.status}).`;
       // the referee stores the result just after: wait for the store to say so
       for (let tries = 0; tries < 60; tries++) {
         const answer = await fetch(`/api/matches/${encodeURIComponent(matchId)}`);

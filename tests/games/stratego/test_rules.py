@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from arena.bots._stratego_belief import build_template
 from arena.engine.core import Action, EndReason, IllegalAction
 from arena.games.stratego.board import (
     HALF_ROWS,
@@ -41,6 +42,9 @@ from arena.games.stratego.pieces import (
 )
 from arena.games.stratego.state import PLAY, StrategoState
 from arena.plugins import load_registry
+from arena.referee.codec import observation_from_proto, to_json_text
+from arena.referee.live import LiveMatch, Seat
+from arena.v1 import arena_pb2 as pb
 
 REGISTRY = load_registry()
 GAME = REGISTRY.game("stratego")
@@ -846,6 +850,192 @@ def test_isf_two_squares_rule_refuses_a_strike_as_the_fourth_move() -> None:
     assert "e3" not in targets(state, "e4")
     refused(state, 0, move("e4", "e3"), "two-squares rule")
     assert targets(state, "e4") == {"d4", "f4", "e5"}
+
+
+# --- the two-squares rule for a Scout's long moves (ISF 10.2) -------------------------
+
+#: a Scout on b2 with column b free from b1 to b10; the opponent walks its Colonel
+#: round :data:`ROUND`, far from column b
+LINE_MINE = {**HOME0, "b2": "scout"}
+LINE_THEIRS = {**HOME1, "h8": "colonel"}
+
+
+def scout_line(variant: str | None, mine: Mapping[str, str] = LINE_MINE) -> StrategoState:
+    return position(mine, LINE_THEIRS, variant)
+
+
+def scout_series(state: StrategoState, *squares: str) -> None:
+    """Seat 0's Scout goes from square to square (each move listed as legal), seat 1's
+    Colonel stepping round :data:`ROUND` in between."""
+    for a, b in pairwise(squares):
+        play(state, a, b)
+        idle(state)
+
+
+def refused_within(state: StrategoState, here: str, *squares: str) -> None:
+    """Each move of the Scout on ``here`` to ``squares`` is refused by ISF 10.2 (left out of
+    the legal moves, refused with the rule's name and the series' squares)."""
+    for there in squares:
+        assert there not in targets(state, here), f"{here}-{there} is listed"
+        refused(state, 0, move(here, there), "two-squares rule")
+
+
+def along_b(state: StrategoState, here: str) -> set[str]:
+    """Where the Scout on ``here`` may go on its own line, column b."""
+    return {t for t in targets(state, here) if t[0] == "b"}
+
+
+@pytest.mark.parametrize("variant", ["isf", "barrage"])
+def test_isf_10_2_a_scout_shuttling_over_several_squares_is_refused_the_fourth_time(
+    variant: str,
+) -> None:
+    state = scout_line(variant)
+    scout_series(state, "b2", "b6", "b2", "b6")  # three moves between b2 and b6
+    # the fourth move between the same two squares, as for any piece
+    refused(state, 0, move("b6", "b2"), "two-squares rule", "3 times", "b2", "b6")
+    # and every square the first move covered, b2 to b6: the Scout's "two squares"
+    refused_within(state, "b6", "b3", "b4", "b5")
+    message = refused(state, 0, move("b6", "b4"), "ISF 10.2", "3 times", "b2-b6")
+    assert "first move" in message
+    # squares beyond those of the first move (even past them), or off its line, stay open
+    assert along_b(state, "b6") == {"b1", "b7", "b8", "b9", "b10"}
+    assert "a6" in targets(state, "b6")
+    play(state, "b6", "b9")  # past b6 and beyond: a new series starts
+    idle(state)
+    play(state, "b9", "b3")  # to b3, outside b6-b9: a new series again
+    assert state.shuttle[0][2:] == (1, sq("b9"), sq("b3"))
+
+
+@pytest.mark.parametrize("variant", ["isf", "barrage"])
+def test_isf_10_2_moves_within_the_first_moves_squares_count_as_the_same_two_squares(
+    variant: str,
+) -> None:
+    state = scout_line(variant)
+    # b2-b6 covers b2 to b6; b6-b4 and b4-b5 stay within those squares: each counts
+    scout_series(state, "b2", "b6", "b4", "b5")
+    assert state.shuttle[0][2] == 3
+    refused_within(state, "b5", "b2", "b3", "b4", "b6")
+    # leaving the squares of the first move is allowed, even over them
+    assert along_b(state, "b5") == {"b1", "b7", "b8", "b9", "b10"}
+    assert "a5" in targets(state, "b5")
+    play(state, "b5", "b7")
+
+
+@pytest.mark.parametrize("variant", ["isf", "barrage"])
+def test_isf_10_2_the_first_move_of_the_series_fixes_its_squares(variant: str) -> None:
+    state = scout_line(variant)
+    # a one-square first move: its two squares are b2 and b3 only
+    scout_series(state, "b2", "b3", "b2")
+    assert state.shuttle[0][2:] == (2, sq("b2"), sq("b3"))
+    scout_series(state, "b2", "b6")  # b6 is not one of them: a new series, b2 to b6
+    assert state.shuttle[0][2:] == (1, sq("b2"), sq("b6"))
+    # a series that went beyond its first squares is counted from its new first move
+    scout_series(state, "b6", "b3", "b8")  # b3-b8 leaves b2-b6: series b3 to b8
+    assert state.shuttle[0][2:] == (1, sq("b3"), sq("b8"))
+    scout_series(state, "b8", "b4", "b7")  # within b3-b8: the second and third moves
+    refused_within(state, "b7", "b3", "b4", "b5", "b6", "b8")
+    assert along_b(state, "b7") == {"b1", "b2", "b9", "b10"}
+
+
+@pytest.mark.parametrize("variant", ["isf", "barrage"])
+def test_isf_10_2_another_piece_moving_breaks_the_scouts_series(variant: str) -> None:
+    state = scout_line(variant, {**LINE_MINE, "e2": "miner"})
+    scout_series(state, "b2", "b6", "b3")  # two moves within b2-b6
+    play(state, "e2", "e3")  # seat 0 moves another piece: the Scout's series is over
+    idle(state)
+    # unbroken, b3-b5 and b5-b4 would be the third and the refused fourth within b2-b6
+    scout_series(state, "b3", "b5", "b4")
+    assert state.shuttle[0][2:] == (2, sq("b3"), sq("b5"))
+    play(state, "b4", "b3")
+
+
+@pytest.mark.parametrize("variant", ["isf", "barrage"])
+def test_isf_10_2_counts_strikes_and_refuses_a_strike_within_the_squares(variant: str) -> None:
+    state = position(
+        LINE_MINE, {**HOME1, "h8": "colonel", "a4": "sergeant", "b9": "miner"}, variant
+    )
+    scout_series(state, "b2", "b6", "b3")
+    play(state, "b3", "b5")
+    play(state, "a4", "b4")  # an enemy steps onto the Scout's line, inside b2-b6
+    assert "b4" not in targets(state, "b5")
+    refused(state, 0, move("b5", "b4"), "two-squares rule (ISF 10.2)")
+    # a strike beyond the first move's squares is allowed (the Scout moves and strikes)
+    assert along_b(state, "b5") == {"b7", "b8", "b9"}
+    play(state, "b5", "b9")
+    assert state.history[-1]["defender"] == "miner"
+
+
+def test_classic_two_squares_rule_counts_a_scouts_exact_squares_only() -> None:
+    """The classic rules have no ISF 10.2: a Scout's moves count between the same two
+    squares only, as any piece's."""
+    state = scout_line(None)
+    scout_series(state, "b2", "b6", "b4")  # b6-b4 is not b6-b2: a new series
+    assert state.shuttle[0][2] == 1
+    play(state, "b4", "b6")
+    idle(state)
+    refused(state, 0, move("b6", "b4"), "two-squares rule", "2 times")
+    assert {"b2", "b3", "b5"} <= targets(state, "b6")  # ISF 10.2 would refuse them
+
+
+@pytest.mark.parametrize("variant", ["isf", "barrage"])
+def test_isf_10_2_a_player_whose_only_moves_the_rule_forbids_loses(variant: str) -> None:
+    # the Scout alone can move, boxed in on b1-b4 by its own bombs and flag
+    state = position(
+        {
+            "a1": "flag",
+            "a2": "bomb",
+            "a3": "bomb",
+            "a4": "bomb",
+            "c1": "bomb",
+            "c2": "bomb",
+            "c3": "bomb",
+            "c4": "bomb",
+            "b5": "bomb",
+            "b1": "scout",
+        },
+        {**HOME1, "h8": "colonel"},
+        variant,
+    )
+    scout_series(state, "b1", "b4", "b2")
+    play(state, "b2", "b3")  # the third move within b1-b4: b1, b2 and b4 are refused
+    here = next(ref for ref in ROUND if state.owner[sq(ref)] == 1)
+    events = play(state, here, ROUND[(ROUND.index(here) + 1) % len(ROUND)])
+    assert state.terminal and state.result().reason == EndReason.NO_MOVES
+    assert events[-1]["places"] == [2, 1]
+
+
+@pytest.mark.parametrize("variant", ["isf", "barrage"])
+def test_isf_10_2_the_referees_decision_request_offers_no_move_the_rule_forbids(
+    variant: str,
+) -> None:
+    """What a bot receives: the DecisionRequest, serialized and read back as a bot reads
+    it, lists the moves the rule allows and none it forbids."""
+    state = scout_line(variant)
+    scout_series(state, "b2", "b6", "b4", "b5")
+    decision = state.decision()
+    match = LiveMatch(
+        referee=None,  # type: ignore[arg-type]  # decision_message needs no referee
+        match_id="m" * 32,
+        game=GAME,
+        variants=REGISTRY.resolve_variants("stratego", [variant]),
+        options={},
+        seats=[Seat(label=f"b{i}", bot_id=f"b{i}") for i in range(2)],
+        seed=5,
+        decision_ms=250,
+        time_bank_ms=4000,
+    )
+    message, _ = match.decision_message(
+        0, decision, state.observation(0), to_json_text(decision.options), 1
+    )
+    wire = pb.RefereeMessage.FromString(message.SerializeToString()).decision
+    assert wire.kind == "move"
+    offered = {tuple(m) for m in json.loads(wire.options_json)["moves"]}
+    scout = {square_name(t) for s, t in offered if s == sq("b5")}
+    assert scout == {"a5", "b1", "b7", "b8", "b9", "b10"}
+    assert offered == {tuple(m) for m in state.legal_moves(0)}
+    # the bots' own rebuilt state (from the observation alone) knows the rule too
+    template = build_template(observation_from_proto(wire.observation))
+    assert {tuple(m) for m in template.legal_moves(0)} == offered
 
 
 # --- the more-squares rule (ISF) ------------------------------------------------------

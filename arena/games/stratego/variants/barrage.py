@@ -11,9 +11,10 @@ from arena.games.stratego.state import StrategoRules
 from arena.games.stratego.variants.isf import apply_isf
 from arena.plugins import Variant
 
-#: 2: the more-squares rule follows chases of several pieces (1: only the piece that
-#: fled last)
-RULES_VERSION = 2
+#: 3: ISF 10.2, a Scout's moves along the squares its first move covered count against
+#: the two-squares rule (2: only moves between the same two squares; 1: the more-squares
+#: rule followed only the piece that fled last)
+RULES_VERSION = 3
 
 
 class BarrageRules:

@@ -9,15 +9,17 @@ from arena import hookimpl
 from arena.games.stratego.state import StrategoRules
 from arena.plugins import Variant
 
-#: 2: the more-squares rule follows chases of several pieces (1: only the piece that
-#: fled last)
-RULES_VERSION = 2
+#: 3: ISF 10.2, a Scout's moves along the squares its first move covered count against
+#: the two-squares rule (2: only moves between the same two squares; 1: the more-squares
+#: rule followed only the piece that fled last)
+RULES_VERSION = 3
 
 
 def apply_isf(rules: StrategoRules) -> None:
     rules.name = "isf"
     rules.scout_move_and_strike = True
     rules.shuttle_limit = 3  # "not more than 3 times non-stop between the same two squares"
+    rules.scout_lines = True  # ISF 10.2: a Scout's long moves count by the squares covered
     rules.more_squares = True
 
 

@@ -2,7 +2,7 @@
 played on other machines), and the bounded stderr of a seat played from such code
 
 Revision ID: 0010_code_blobs
-Revises: 0008_deal_seeds
+Revises: 0009_board_keys
 Create Date: 2026-12-05
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0010_code_blobs"
-down_revision = "0008_deal_seeds"
+down_revision = "0009_board_keys"
 branch_labels = None
 depends_on = None
 
