@@ -343,7 +343,12 @@ def spool(outcome: Outcome, attempt: int | None) -> Path:
     folder = Path(settings.spool_dir)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{outcome.match_id}.{attempt or 0}.json"
-    data = {"outcome": outcome_to_dict(outcome), "replay": outcome.replay, "attempt": attempt}
+    data = {
+        "outcome": outcome_to_dict(outcome),
+        "replay": outcome.replay,
+        "attempt": attempt,
+        "logs": [list(log) for log in outcome.logs],
+    }
     temporary = path.with_suffix(".tmp")
     temporary.write_text(json.dumps(data))
     os.replace(temporary, path)
@@ -362,7 +367,11 @@ def flush_spool() -> int:
             data = json.loads(path.read_text())
         except FileNotFoundError:  # another process of this machine wrote it just now
             continue
-        outcome = replace(outcome_from_dict(data["outcome"]), replay=data.get("replay"))
+        outcome = replace(
+            outcome_from_dict(data["outcome"]),
+            replay=data.get("replay"),
+            logs=tuple((seat, text) for seat, text in data.get("logs", ())),
+        )
         try:
             store().record_result(outcome, data.get("attempt"))
             _after_write(outcome)

@@ -162,9 +162,13 @@ def cmd_bots_list(args: argparse.Namespace) -> int:
     rows = store.bots()
     if not rows:
         print(f"no bots in {args.db} yet: `arena bot register NAME` on a referee")
+    sizes = store.code_sizes(bot.digest for bot in rows if bot.digest)
     for bot in rows:
         state = " (revoked)" if bot.revoked else ""
-        print(f"{bot.label:<32} {bot.kind:<6} {bot.created:%Y-%m-%d %H:%M}  {bot.id}{state}")
+        code = ""
+        if bot.kind == "hosted" and bot.digest:
+            code = f"  sha256 {bot.digest[:12]} {sizes.get(bot.digest, 0)} bytes"
+        print(f"{bot.label:<32} {bot.kind:<6} {bot.created:%Y-%m-%d %H:%M}  {bot.id}{state}{code}")
     return 0
 
 

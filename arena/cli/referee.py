@@ -60,6 +60,8 @@ def cmd_referee(args: argparse.Namespace) -> int:
         max_connects_per_peer_s=args.max_connects_per_peer,
         max_queued_bytes_per_peer=args.max_queued_bytes_per_peer,
         max_closed_per_peer=args.max_closed_per_peer,
+        max_submission_bytes=args.max_submission_bytes,
+        hosted_isolation=args.hosted_isolation,
     )
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: serve() has shut down cleanly
         asyncio.run(
@@ -309,6 +311,21 @@ def add_parsers(sub: Any) -> None:
         default=8 << 20,
         help="bytes that may wait for a bot that does not read before its stream ends "
         "(default 8 MiB)",
+    )
+    ref.add_argument(
+        "--max-submission-bytes",
+        type=positive_int,
+        default=16 << 20,
+        help="bytes a submitted bot (SubmitBot) may have, refused past it as they arrive "
+        "(default 16 MiB)",
+    )
+    ref.add_argument(
+        "--hosted-isolation",
+        choices=("sandbox", "process"),
+        default="sandbox",
+        help="how submitted bots run: sandbox (bubblewrap, the default), or process where "
+        "bubblewrap cannot run (a plain subprocess: shares no memory, but can read your "
+        "files and reach the network; trusted code only)",
     )
     ref.add_argument(
         "--max-spectators-per-match",

@@ -1,4 +1,11 @@
-"""A match played in the referee: connected bots and house bots, time controls, strikes.
+"""A match played in the referee: connected bots, hosted bots and house bots, time
+controls, strikes.
+
+A hosted seat (a submitted bot, or a tournament's bot file, its code from the store) is
+a sandboxed process started when the match starts (``arena.sandbox.stdio_player``),
+asked in a worker thread, and refereed as a connected bot is: a refused action is asked
+again, then a strike; its own failures are strikes with their reason; its process tree
+ends with the match, and the end of its stderr is kept with the seat's result.
 
 Each decision of a connected bot is a DecisionRequest with a request id, a per-decision
 deadline and the seat's remaining time bank. An illegal action is answered with the
@@ -19,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from arena.engine.core import Decision, Game, IllegalAction, Result, State
-from arena.engine.match import LazyObservation, MatchRecord
+from arena.engine.match import BotFailed, BotGone, LazyObservation, MatchRecord
 from arena.engine.replay import to_json as replay_to_json
 from arena.referee.clock import Deadline
 from arena.referee.codec import (
@@ -61,11 +68,16 @@ class Gone(Exception):
 
 @dataclass
 class Seat:
-    """Who plays a seat: a registered bot (by id) or a house bot (an in-process player)."""
+    """Who plays a seat: a registered bot (by id), a house bot (an in-process player), or
+    stored code (``program``, a function giving its ``arena.sandbox.BotProgram``, called
+    in a thread as the match starts: its code comes from the store; the sandboxed player,
+    ``hosted``, is started then)."""
 
     label: str
     bot_id: str | None = None
     house: Any = None
+    program: Any = None
+    hosted: Any = None
     #: decisions replaced by the default (refused actions or a timeout): a strike each
     strikes: int = 0
     #: of those, the timeouts
@@ -139,6 +151,7 @@ class LiveMatch:
             self._broadcast(state.initial_events)
             for seat_index in range(len(self.seats)):
                 await self._announce(seat_index, resumed=False)
+            await self._start_hosted()
             while not state.terminal:
                 decision = state.decision()
                 seat_index = decision.player
@@ -148,6 +161,11 @@ class LiveMatch:
                     events = state.apply(seat_index, action)
                 elif seat.house is not None:
                     action, events = await self._house_turn(state, seat, decision)
+                elif seat.program is not None:
+                    turn = await self._hosted_turn(state, seat_index, decision, config.max_attempts)
+                    if turn is None:
+                        continue
+                    action, events = turn
                 else:
                     turn = await self._remote_turn(state, seat_index, decision, config.max_attempts)
                     if turn is None:  # the seat forfeited and that ended the game
@@ -174,6 +192,114 @@ class LiveMatch:
         action = await asyncio.to_thread(seat.house.decide, observation, decision)
         observation.expire()
         return action, state.apply(decision.player, action)
+
+    async def _start_hosted(self) -> None:
+        """Start every hosted seat's sandboxed process (in threads: each is a process
+        start); a seat whose code cannot start forfeits with the reason."""
+        if all(seat.program is None for seat in self.seats):
+            return
+        from arena.sandbox import Limits, SandboxError, stdio_player
+        from arena.sdk import MatchContext
+
+        labels = [s.label for s in self.seats]
+        isolation = self.referee.config.hosted_isolation
+
+        def start(index: int, seat: Seat) -> None:
+            context = MatchContext(
+                self.match_id,
+                self.game.name,
+                index,
+                labels,
+                [v.name for v in self.variants],
+                dict(self.options),
+            )
+            program = seat.program()
+            seat.hosted = stdio_player(
+                program,
+                context,
+                isolation=isolation,
+                limits=Limits(),
+                decision_ms=self.decision_ms,
+                time_bank_ms=self.time_bank_ms,
+                name=seat.label,
+            )
+
+        for index, seat in enumerate(self.seats):
+            if seat.program is None:
+                continue
+            try:
+                await asyncio.to_thread(start, index, seat)
+            except SandboxError as exc:
+                self._forfeit(index, f"its code could not start: {exc.reason}")
+            except (OSError, LookupError, ValueError) as exc:
+                self._forfeit(index, f"its code could not start: {exc}")
+
+    async def _hosted_turn(
+        self, state: State, seat_index: int, decision: Decision, max_attempts: int
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        """A hosted seat's decision: its process is asked in a thread, with the events
+        since its last decision; refused answers are asked again, then a strike."""
+        seat = self.seats[seat_index]
+        player = seat.hosted
+        given = [from_json_text(e) for e in self._unsent.pop(seat_index, [])]
+        decision.set_events(lambda: given)
+        for _ in range(max_attempts):
+            observation = LazyObservation.of(state, seat_index)
+            try:
+                action = await asyncio.to_thread(player.decide, observation, decision)
+            except BotFailed as exc:
+                if exc.why == "timeout":
+                    seat.timeouts += 1
+                self._strike(seat_index, exc.why)
+                break
+            except BotGone as exc:
+                self._forfeit(seat_index, exc.why)
+                break
+            finally:
+                observation.expire()
+            try:
+                return action, state.apply(seat_index, action)
+            except IllegalAction as exc:
+                await asyncio.to_thread(
+                    player.rejected, exc.reason, exc.allowed or "", seat.strikes
+                )
+                decision = state.decision()  # the same decision, its events given
+                decision.set_events(list)
+            except Exception as exc:  # the rules did not foresee this answer
+                self._rules_failed(seat_index, decision, exc)
+                decision = state.decision()
+                decision.set_events(list)
+        else:
+            self._strike(seat_index, "illegal actions")
+        if state.terminal:
+            return None
+        action = state.default_action()
+        return action, state.apply(seat_index, action)
+
+    def hosted_logs(self) -> dict[int, str]:
+        """The end of each hosted seat's stderr (for its owner: ``GetBotLog``)."""
+        return {
+            index: seat.hosted.stderr().decode("utf-8", "replace")
+            for index, seat in enumerate(self.seats)
+            if seat.hosted is not None
+        }
+
+    async def _end_hosted(self, result: Result | None) -> None:
+        """Tell each hosted seat the end, then end its process tree."""
+        forfeits = {i: s.forfeit_why for i, s in enumerate(self.seats) if s.forfeit_why}
+
+        def end(index: int, seat: Seat) -> None:
+            try:
+                events = [from_json_text(e) for e in self._unsent.pop(index, [])]
+                seat.hosted.ended(result, events, forfeits)
+            except Exception as exc:  # its end is its own: the match is over
+                log.info("match %s: seat %d's end: %s", self.match_id, index, exc)
+            finally:
+                seat.hosted.close()
+
+        for index, seat in enumerate(self.seats):
+            if seat.hosted is not None:
+                await asyncio.to_thread(end, index, seat)
 
     async def _remote_turn(
         self, state: State, seat_index: int, decision: Decision, max_attempts: int
@@ -412,7 +538,7 @@ class LiveMatch:
             return encoded[key]
 
         for index, player in enumerate(self.seats):
-            if player.bot_id is None:
+            if player.bot_id is None and player.program is None:
                 continue
             shown = [
                 text(e) for event in events if (e := game.public_event(event, index)) is not None
@@ -480,6 +606,7 @@ class LiveMatch:
         return replace(self.record, steps=[from_json_text(s) for s in self._steps])
 
     async def _finish(self) -> None:
+        await self._end_hosted(self.record.result)
         result = self.result_message()
         for index, seat in enumerate(self.seats):
             connection = self.referee.connection(seat.bot_id) if seat.bot_id else None

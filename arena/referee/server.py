@@ -59,6 +59,26 @@ REPLACED = "replaced by a new connection of the same bot"
 REVOKED = "revoked"
 
 
+#: the kinds of bot rows a referee's match may seat (house bots are named apart): a
+#: connected process, and code from the store it runs in the sandbox
+PLAYED_HERE = ("remote", "hosted", "file")
+
+
+def stored_program(store: Store, kind: str, digest: str) -> Callable[[], Any]:
+    """A function giving the program of a hosted bot's or a bot file's stored code (from
+    the store, checked against its digest, unpacked in the private cache)."""
+    from arena.hosting import cache
+
+    def program() -> Any:
+        if kind == "file":
+            from arena.sandbox import python_bot_program
+
+            return python_bot_program(cache.bot_file(digest, store))
+        return cache.program(digest, store)
+
+    return program
+
+
 class AlreadyFinished(Exception):
     """A match id whose result is in the store already: it is not played again."""
 
@@ -102,6 +122,13 @@ class RefereeConfig:
     #: connections of one address the referee may close in a minute (a GOAWAY, an
     #: idle timeout) before the address is banned for a minute (0: never)
     max_closed_per_peer: int = 16
+    #: a submitted bot's bytes (SubmitBot), refused past this as they arrive
+    max_submission_bytes: int = 16 << 20
+    #: submissions checked at once (each starts its bot in a sandbox)
+    max_submission_checks: int = 2
+    #: how hosted bots' code runs: "sandbox" (bubblewrap), or "process" where
+    #: bubblewrap cannot run (a plain subprocess: no memory shared, but no walls)
+    hosted_isolation: str = "sandbox"
 
 
 class Referee:
@@ -243,10 +270,12 @@ class Referee:
                 rows.append((self.store.house_bot(spec.name), spec))
             else:
                 row = self.store.find_bot(name) if "@" in name else self.store.latest_bot(name)
-                if row is None or row.kind != "remote" or row.revoked:
+                if row is None or row.kind not in PLAYED_HERE or row.revoked:
                     raise ValueError(
                         f"no registered bot named {name!r} (house bots: {HOUSE_PREFIX}NAME)"
                     )
+                if row.kind != "remote" and not row.digest:
+                    raise ValueError(f"{row.label} has no stored code to play")
                 row.check_plays(game.name)
                 rows.append((row, None))
         started = self.store.start_match(
@@ -265,9 +294,13 @@ class Referee:
         # the store's word: a match played before (aborted) plays a fresh seed
         seed, deal_seed = started.seed, started.deal_seed
         seats = [
-            Seat(label=row.label, bot_id=row.id)
-            if spec is None
-            else Seat(label=row.label, house=spec.factory(index, house_bot_seed(seed, index)))
+            Seat(label=row.label, house=spec.factory(index, house_bot_seed(seed, index)))
+            if spec is not None
+            else Seat(label=row.label, bot_id=row.id)
+            if row.kind == "remote"
+            else Seat(
+                label=row.label, program=stored_program(self.store, row.kind, row.digest or "")
+            )
             for index, (row, spec) in enumerate(rows)
         ]
         match = LiveMatch(
@@ -306,6 +339,7 @@ class Referee:
                     "forfeits": [{"seat": f.seat, "why": f.why} for f in result.forfeits],
                 },
                 match.replay_text(),
+                match.hosted_logs(),
             )
         finally:
             # A referee runs for weeks: an ended match leaves memory once its last
@@ -599,7 +633,10 @@ class BotService(pb_grpc.BotServiceServicer):
 
 class ArenaService(pb_grpc.ArenaServiceServicer):
     def __init__(self, referee: Referee) -> None:
+        from arena.referee.submit import Submissions
+
         self.referee = referee
+        self.submissions = Submissions(referee)
 
     def _is_organiser(self, context: grpc.aio.ServicerContext) -> bool:
         key = self.referee.config.organiser_key
@@ -663,12 +700,32 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
             bot_id=bot.id, name=bot.name, version=bot.version, token=token
         )
 
+    async def SubmitBot(
+        self,
+        request_iterator: AsyncIterator[pb.SubmitBotChunk],
+        context: grpc.aio.ServicerContext,
+    ) -> pb.SubmitBotResponse:
+        return await self.submissions.submit(request_iterator, context)
+
+    async def GetBotLog(
+        self,
+        request: pb.GetBotLogRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> pb.GetBotLogResponse:
+        return await self.submissions.bot_log(request, context)
+
     async def ListBots(
         self,
         request: pb.ListBotsRequest,
         context: grpc.aio.ServicerContext,
     ) -> pb.ListBotsResponse:
         referee = self.referee
+
+        def listing() -> tuple[list[Any], dict[str, int]]:
+            bots = referee.store.bots(include_house=False)
+            return bots, referee.store.code_sizes(b.digest for b in bots if b.digest)
+
+        bots, sizes = await asyncio.to_thread(listing)
         return pb.ListBotsResponse(
             bots=[
                 pb.BotInfo(
@@ -678,8 +735,12 @@ class ArenaService(pb_grpc.ArenaServiceServicer):
                     revoked=b.revoked,
                     connected=referee.connection(b.id) is not None,
                     games=b.games or [],
+                    kind=b.kind,
+                    digest=b.digest or "",
+                    size=sizes.get(b.digest or "", 0),
+                    created=as_utc(b.created).isoformat(timespec="seconds"),
                 )
-                for b in referee.store.bots(include_house=False)
+                for b in bots
             ]
         )
 

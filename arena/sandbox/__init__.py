@@ -50,8 +50,11 @@ def python_bot_program(path: Path, digest: str | None = None) -> BotProgram:
             f"{path} changed since the tournament was created: that version of "
             f"file:{path.stem} is gone (restore the file, or start a new tournament)"
         )
-    digest = found
-    code_dir = stage_code({path.name: content}, digest)
+    # staged by name and content: the same bytes under another name (a file, and its
+    # copy in the store's code cache, bot.py) are another folder
+    code_dir = stage_code(
+        {path.name: content}, hashlib.sha256(f"{path.name}\0".encode() + content).hexdigest()
+    )
     return BotProgram(
         code_dir=code_dir,
         command=(python_executable(), "-m", "arena.sandbox.runner", path.name),

@@ -43,6 +43,7 @@ from arena.engine.seeds import attempt_seed
 from arena.store import migrate
 from arena.store.models import (
     BotRow,
+    CodeRow,
     EntryRow,
     MatchRow,
     RatingRow,
@@ -55,6 +56,9 @@ from arena.store.models import (
 )
 
 HOUSE_PREFIX = "house:"
+#: the kinds of bots a name may have as versions (house bots are named apart): a
+#: connected process's, and hosted code's
+REGISTERED = ("remote", "hosted")
 #: statuses of a match that will not change any more
 FINAL = ("finished",)
 #: statuses of a match that a Celery worker may claim
@@ -204,6 +208,8 @@ class Outcome:
     forfeits: tuple[tuple[int, str], ...] = ()
     replay: str | None = None
     error: str | None = None
+    #: per seat played from stored code (sandboxed): the end of its stderr, for its owner
+    logs: tuple[tuple[int, str], ...] = ()
 
     def result(self) -> dict[str, Any]:
         return {
@@ -330,12 +336,51 @@ class Store:
     def file_bot(self, name: str, digest: str, path: str) -> BotRow:
         """The version of the bot file ``name`` (``file:STEM``) whose content is ``digest``:
         the one stored (now at ``path``), or a new one numbered after the others."""
+        row, _ = self._version_of_content(name, "file", digest, [], path=path)
+        return row
+
+    def has_bot(self, name: str) -> bool:
+        """Whether any version of ``name`` exists (of any kind)."""
+        with self.session() as s:
+            return s.scalar(select(BotRow.id).where(BotRow.name == name).limit(1)) is not None
+
+    def hosted_bot(
+        self, name: str, digest: str, games: Sequence[str], token: bool = False
+    ) -> tuple[BotRow, str | None, bool]:
+        """The hosted version of ``name`` whose code is ``digest`` (stored first with
+        :meth:`put_code`): the one there is, or a new one numbered after every version
+        of the name. Returns it, its token if ``token`` asked for one on a new version
+        (a new name's: the only time it exists in clear), and whether it is new."""
+        check_bot_name(name)
+        secret = "arena_" + secrets.token_urlsafe(32) if token else None
+        row, new = self._version_of_content(
+            name, "hosted", digest, games, token_hash=hash_token(secret) if secret else None
+        )
+        return row, secret if new else None, new
+
+    def _version_of_content(
+        self,
+        name: str,
+        kind: str,
+        digest: str,
+        games: Sequence[str],
+        path: str | None = None,
+        token_hash: str | None = None,
+    ) -> tuple[BotRow, bool]:
+        """The ``kind`` version of ``name`` whose content is ``digest`` (a file's moved
+        to ``path``), or a new one numbered after every version of the name; and whether
+        it is new."""
         for _ in range(5):  # two processes adding one version at once: one retries
             with self.session() as s, s.begin():
-                row = s.scalar(select(BotRow).where(BotRow.name == name, BotRow.digest == digest))
+                row = s.scalar(
+                    select(BotRow).where(
+                        BotRow.name == name, BotRow.kind == kind, BotRow.digest == digest
+                    )
+                )
                 if row is not None:
-                    row.path = path  # the same content, perhaps moved: play it from here
-                    return row
+                    if path is not None:
+                        row.path = path  # the same content, perhaps moved: play it from here
+                    return row, False
             try:
                 with self.session() as s, s.begin():
                     latest = s.scalar(select(func.max(BotRow.version)).where(BotRow.name == name))
@@ -343,19 +388,58 @@ class Store:
                         id=str(uuid.uuid4()),
                         name=name,
                         version=(latest or 0) + 1,
-                        kind="file",
-                        token_hash=None,
+                        kind=kind,
+                        token_hash=token_hash,
                         revoked=False,
                         created=now(),
-                        games=[],
+                        games=sorted(set(games)),
                         digest=digest,
                         path=path,
                     )
                     s.add(row)
-                return row
+                return row, True
             except IntegrityError:
                 continue
         raise RuntimeError(f"could not add {name!r}: too many versions added at once")
+
+    # --- code kept by content -------------------------------------------------------
+
+    def put_code(self, digest: str, format: str, data: bytes) -> None:
+        """Keep ``data`` (whose SHA-256 is ``digest``) once: the same content again
+        changes nothing."""
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise ValueError(f"code {digest[:12]}: its bytes do not have that digest")
+        with self.session() as s:
+            if s.get(CodeRow, digest) is not None:
+                return
+        try:
+            with self.session() as s, s.begin():
+                s.add(CodeRow(digest=digest, format=format, size=len(data), data=data))
+        except IntegrityError:  # stored by another writer meanwhile: the same bytes
+            pass
+
+    def code(self, digest: str) -> CodeRow | None:
+        with self.session() as s:
+            return s.get(CodeRow, digest)
+
+    def code_sizes(self, digests: Iterable[str]) -> dict[str, int]:
+        """The size of each stored code among ``digests`` (one read, not its bytes)."""
+        wanted = sorted(set(digests))
+        out: dict[str, int] = {}
+        with self.session() as s:
+            for part in _chunks(wanted, 500):
+                rows = s.execute(
+                    select(CodeRow.digest, CodeRow.size).where(CodeRow.digest.in_(part))
+                )
+                out.update({digest: size for digest, size in rows})
+        return out
+
+    def seat_stderr(self, match_id: str, seat: int) -> tuple[str, str | None] | None:
+        """The bot id of a match's seat and what its sandboxed bot wrote to stderr
+        there (None: not kept); None if there is no such seat."""
+        with self.session() as s:
+            row = s.get(SeatRow, (match_id, seat))
+            return None if row is None else (row.bot_id, row.stderr)
 
     def bot_by_token(self, token: str) -> BotRow | None:
         digest = hash_token(token)
@@ -370,11 +454,11 @@ class Store:
             return s.get(BotRow, bot_id)
 
     def latest_bot(self, name: str) -> BotRow | None:
-        """The newest unrevoked version of a registered (remote) bot."""
+        """The newest unrevoked version of a registered bot (connected or hosted)."""
         with self.session() as s:
             return s.scalar(
                 select(BotRow)
-                .where(BotRow.name == name, BotRow.kind == "remote", BotRow.revoked.is_(False))
+                .where(BotRow.name == name, BotRow.kind.in_(REGISTERED), BotRow.revoked.is_(False))
                 .order_by(BotRow.version.desc())
                 .limit(1)
             )
@@ -404,7 +488,7 @@ class Store:
         with self.session() as s:
             query = select(BotRow).order_by(BotRow.name, BotRow.version)
             if not include_house:
-                query = query.where(BotRow.kind == "remote")
+                query = query.where(BotRow.kind.in_(REGISTERED))
             return list(s.scalars(query))
 
     def revoke_bot(self, bot_id: str) -> bool:
@@ -545,11 +629,14 @@ class Store:
             if done.rowcount != 1:
                 return False
             forfeits = dict(outcome.forfeits)
+            logs = dict(outcome.logs)
             seats = s.scalars(select(SeatRow).where(SeatRow.match_id == outcome.match_id))
             for seat in seats:
                 if seat.seat < len(outcome.places):
                     seat.place = outcome.places[seat.seat]
                 seat.forfeit = forfeits.get(seat.seat)
+                if seat.seat in logs:
+                    seat.stderr = logs[seat.seat]
             if outcome.replay is not None:
                 s.merge(ReplayRow(match_id=outcome.match_id, data=outcome.replay))
             return True
@@ -560,9 +647,10 @@ class Store:
         status: str,
         result: dict[str, Any] | None,
         replay: str | None,
+        logs: dict[int, str] | None = None,
     ) -> bool:
         """:meth:`record_result` from the referee's result dict and the replay's JSON
-        text."""
+        text (``logs``: its sandboxed seats' stderr)."""
         result = result or {}
         return self.record_result(
             Outcome(
@@ -573,6 +661,7 @@ class Store:
                 detail=result.get("detail", ""),
                 forfeits=tuple((f["seat"], f["why"]) for f in result.get("forfeits", ())),
                 replay=replay or None,
+                logs=tuple(sorted((logs or {}).items())),
             )
         )
 

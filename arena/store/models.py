@@ -30,6 +30,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
     UniqueConstraint,
@@ -80,14 +81,18 @@ class BotRow(Base):
     name: Mapped[str] = mapped_column(String(80), index=True)
     version: Mapped[int] = mapped_column(Integer)
     #: "remote": connects to a referee with its token; "house": played in-process;
-    #: "file": a bot file (``file:STEM``) played in-process, one version per content
+    #: "file": a bot file (``file:STEM``) played in-process, one version per content;
+    #: "hosted": code submitted over gRPC (``SubmitBot``), kept in ``code_blobs`` by
+    #: its digest and run in the sandbox, one version per content
     kind: Mapped[str] = mapped_column(String(8), default="remote")
     token_hash: Mapped[str | None] = mapped_column(String(64), unique=True, nullable=True)
     revoked: Mapped[bool] = mapped_column(Boolean, default=False)
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
     #: the games the bot plays, as it said when it registered; empty: every game
     games: Mapped[list[str] | None] = mapped_column(JSON, default=list, nullable=True)
-    #: a bot file's SHA-256: what makes this version this version
+    #: a bot file's or a hosted bot's SHA-256: what makes this version this version (a
+    #: hosted bot's code, and a file bot's once a tournament stored it, is the
+    #: ``code_blobs`` row of this digest)
     digest: Mapped[str | None] = mapped_column(String(64), nullable=True)
     #: where the bot file was last seen (absolute): its matches import it from there
     path: Mapped[str | None] = mapped_column(Text, nullable=True)
@@ -231,6 +236,9 @@ class SeatRow(Base):
     place: Mapped[int | None] = mapped_column(Integer, nullable=True)
     #: why this seat forfeited, if it did
     forfeit: Mapped[str | None] = mapped_column(Text, nullable=True)
+    #: the end of what a sandboxed bot wrote to its stderr in this match (bounded),
+    #: for its owner (``GetBotLog``); None: not played from stored code
+    stderr: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class ReplayRow(Base):
@@ -241,6 +249,21 @@ class ReplayRow(Base):
     )
     #: the replay JSON (docs/replay-format.md)
     data: Mapped[str] = mapped_column(Text)
+
+
+class CodeRow(Base):
+    """A bot's code by content: the bytes submitted (a ``.py`` file, a zip or a tar.gz
+    archive), keyed by their SHA-256. Workers extract it into a private cache, checked
+    against the digest first (``arena.hosting.cache``)."""
+
+    __tablename__ = "code_blobs"
+
+    digest: Mapped[str] = mapped_column(String(64), primary_key=True)
+    #: "py", "zip" or "tar.gz"
+    format: Mapped[str] = mapped_column(String(8))
+    size: Mapped[int] = mapped_column(Integer)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
 
 
 class RatingRow(Base):

@@ -16,6 +16,7 @@ once. The Celery executor (``workers/``) implements the same :class:`Executor`.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import multiprocessing
 import os
 import threading
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.engine.seeds import house_bot_seed
-from arena.sandbox.files import close_players
+from arena.sandbox.files import NotStarted
 from arena.store import HOUSE_PREFIX, Outcome
 
 #: a referee's RunMatch call may wait this long for one match (a long Stratego game
@@ -37,17 +38,21 @@ MATCH_TIMEOUT_S = 3600.0
 @dataclass(frozen=True)
 class SeatSpec:
     """One seat: ``label`` is ``name@version``; ``house`` names a house bot played
-    in-process; ``path`` a bot file played in-process, if its content is still
-    ``digest``; otherwise the seat is the registered bot ``label`` on a referee."""
+    in-process; ``path`` a bot file whose content is ``digest`` (played from the store's
+    copy of that content where the store has it: a worker of another machine has no such
+    path); ``hosted`` a submitted bot whose code is ``digest`` in the store, run in the
+    sandbox; otherwise the seat is the registered bot ``label`` on a referee."""
 
     label: str
     house: str | None = None
     path: str | None = None
     digest: str | None = None
+    hosted: bool = False
 
     @property
     def in_process(self) -> bool:
-        return self.house is not None or self.path is not None
+        """Played without a referee (a house bot, a bot file, hosted code)."""
+        return self.house is not None or self.path is not None or self.hosted
 
     @property
     def player(self) -> str:
@@ -72,6 +77,9 @@ class MatchJob:
     deal_seed: int | None = None
     #: how bot files are played (arena.sandbox.ISOLATIONS): under bubblewrap by default
     isolation: str = "sandbox"
+    #: the store's URL, where the code of hosted seats and bot files is read (by
+    #: digest: a worker never plays a path it was given)
+    db: str | None = None
 
     @property
     def remote(self) -> bool:
@@ -92,25 +100,22 @@ def play_local(job: MatchJob) -> Outcome:
     from arena.engine.match import play_match
     from arena.engine.replay import dumps
 
+    players: list[Any] = []
     try:
         registry = _preload()
         game = registry.game(job.game)
         variants = registry.resolve_variants(job.game, list(job.variants))
-        players: list[Any] = []
-        try:
-            for index in range(len(job.seats)):
-                players.append(_player(registry, job, index))
-            rec = play_match(
-                game,
-                players,
-                job.seed,
-                job.options,
-                variants,
-                names=[seat.label for seat in job.seats],
-                deal_seed=job.deal_seed,
-            )
-        finally:
-            close_players(players)  # a bot's process ends with its match
+        for index in range(len(job.seats)):
+            players.append(_player(registry, job, index))
+        rec = play_match(
+            game,
+            players,
+            job.seed,
+            job.options,
+            variants,
+            names=[seat.label for seat in job.seats],
+            deal_seed=job.deal_seed,
+        )
     except Exception as exc:
         # in-process play is deterministic (seeded bots, seeded game): playing it again
         # would fail the same way, so the match is marked failed and shown, never rated
@@ -118,7 +123,9 @@ def play_local(job: MatchJob) -> Outcome:
             job.match_id,
             "failed",
             error=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=-3)}",
+            logs=_end_sandboxed(players),
         )
+    logs = _end_sandboxed(players)
     result = rec.result
     assert result is not None
     return Outcome(
@@ -130,22 +137,62 @@ def play_local(job: MatchJob) -> Outcome:
         # a bot file is refereed in process: its forfeits are recorded as a referee's
         forfeits=tuple((seat, c.forfeit) for seat, c in enumerate(rec.conduct) if c.forfeit),
         replay=dumps(rec),
+        logs=logs,
     )
 
 
+def _end_sandboxed(players: list[Any]) -> tuple[tuple[int, str], ...]:
+    """End the sandboxed players' process trees; the end of each one's stderr."""
+    logs = []
+    for index, player in enumerate(players):
+        if callable(getattr(player, "stderr", None)) and callable(getattr(player, "close", None)):
+            player.close()
+            logs.append((index, player.stderr().decode("utf-8", "replace")))
+    return tuple(logs)
+
+
+#: how hosted bots run on this machine: "sandbox" (bubblewrap), or "process" where
+#: bubblewrap cannot run and the code is trusted (docs/hosting.md)
+HOSTED_ISOLATION_ENV = "ARENA_HOSTED_ISOLATION"
+
+
 def _player(registry: Any, job: MatchJob, index: int) -> Any:
-    """The in-process player of seat ``index``: a house bot, or a bot file's bot."""
+    """The in-process player of seat ``index``: a house bot, a bot file's bot (played
+    as ``job.isolation`` says), or hosted code in the sandbox (both from the store, by
+    digest)."""
+    from arena.hosting import cache
     from arena.sandbox.files import file_player
     from arena.sdk import MatchContext
 
     seat = job.seats[index]
+    labels = [s.label for s in job.seats]
+    context = MatchContext(
+        job.match_id, job.game, index, labels, list(job.variants), dict(job.options)
+    )
+    if seat.hosted and seat.digest is not None:
+        from arena.sandbox import Limits, SandboxError, stdio_player
+
+        if job.db is None:
+            raise PermanentError(f"seat {index} ({seat.label}) is hosted: no store to read it")
+        isolation = os.environ.get(HOSTED_ISOLATION_ENV) or "sandbox"
+        program = cache.program(seat.digest, job.db)
+        options: dict[str, Any] = {"name": seat.label}
+        if job.decision_ms:
+            options["decision_ms"] = job.decision_ms
+        if job.time_bank_ms:
+            options["time_bank_ms"] = job.time_bank_ms
+        try:
+            return stdio_player(program, context, isolation=isolation, limits=Limits(), **options)
+        except SandboxError as exc:  # its seat forfeits, saying why; the match goes on
+            return NotStarted(f"its code could not start: {exc.reason}")
     if seat.path is not None and seat.digest is not None:
-        labels = [s.label for s in job.seats]
-        context = MatchContext(
-            job.match_id, job.game, index, labels, list(job.variants), dict(job.options)
-        )
+        path = seat.path  # a job made without a store (tests, older callers)
+        if job.db is not None:
+            # (CodeMissing: a tournament made before files were stored)
+            with contextlib.suppress(cache.CodeMissing):
+                path = str(cache.bot_file(seat.digest, job.db))
         return file_player(
-            seat.path,
+            path,
             context,
             job.isolation,
             digest=seat.digest,
@@ -287,8 +334,7 @@ class LocalExecutor(Executor):
         """Start the worker processes now and load the plugins in each (otherwise the
         first matches pay for it)."""
         if self.workers and self._pool is None:
-            context = multiprocessing.get_context("spawn")
-            self._pool = cf.ProcessPoolExecutor(self.workers, mp_context=context)
+            self._pool = self._new_pool()
         if self._pool is not None:
             for future in [self._pool.submit(_preload) for _ in range(self.workers)]:
                 future.result()
@@ -313,11 +359,14 @@ class LocalExecutor(Executor):
             future.set_result(play_local(job))
             return future
         if self._pool is None:
-            # spawn, not fork: the parent may hold gRPC channels and database
-            # connections, which must not be shared with a forked child
-            context = multiprocessing.get_context("spawn")
-            self._pool = cf.ProcessPoolExecutor(self.workers, mp_context=context)
+            self._pool = self._new_pool()
         return self._pool.submit(play_local, job)
+
+    def _new_pool(self) -> cf.ProcessPoolExecutor:
+        # spawn, not fork: the parent may hold gRPC channels and database connections,
+        # which must not be shared with a forked child
+        context = multiprocessing.get_context("spawn")
+        return cf.ProcessPoolExecutor(self.workers, mp_context=context)
 
     def run(
         self,

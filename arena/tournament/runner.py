@@ -19,6 +19,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from arena.engine.seeds import check_seed, fresh_seed
 from arena.plugins import Registry, Variant, load_registry
@@ -76,6 +77,9 @@ def resolve_bot(store: Store, registry: Registry, game: str, spec: str) -> BotRo
         # read, never run here (it may be anyone's code): a file that cannot start
         # forfeits its matches, saying why
         name, path, digest = check_file(spec)  # ValueError: no such file, a bad name
+        # its content goes to the store: a worker on another machine (or a referee, in a
+        # match with connected bots) plays it from there, never from this path
+        store.put_code(digest, "py", Path(path).read_bytes())
         return store.file_bot(name, digest, path)
     if spec.startswith(FILE_PREFIX):
         row = store.find_bot(spec)
@@ -148,12 +152,6 @@ def create_tournament(
         if row.revoked:
             raise ValueError(f"{row.label} is revoked")
         rows[row.id] = row
-    kinds = {row.kind for row in rows.values()}
-    if "file" in kinds and "remote" in kinds:
-        raise ValueError(
-            "bot files play in process and registered bots in a referee: a tournament has "
-            "one or the other (run the file as a process and register it to mix them)"
-        )
     by_label = {row.label: row for row in rows.values()}
     if spec.format == "gauntlet":
         if spec.challenger is None:
@@ -231,7 +229,10 @@ def jobs(
         for seat in seats[match.id]:
             bot = bots[seat.bot_id]
             house = bot.name[len(HOUSE_PREFIX) :] if bot.kind == "house" else None
-            specs.append(SeatSpec(bot.label, house, bot.path, bot.digest))
+            hosted = bot.kind == "hosted"
+            specs.append(
+                SeatSpec(bot.label, house, None if hosted else bot.path, bot.digest, hosted)
+            )
         out.append(
             MatchJob(
                 match_id=match.id,
@@ -244,6 +245,7 @@ def jobs(
                 time_bank_ms=tournament.time_bank_ms,
                 deal_seed=match.deal_seed,
                 isolation=isolation,
+                db=store.url,
             )
         )
     return out

@@ -480,25 +480,91 @@ class RegisterBotResponse(_message.Message):
     token: str
     def __init__(self, bot_id: _Optional[str] = ..., name: _Optional[str] = ..., version: _Optional[int] = ..., token: _Optional[str] = ...) -> None: ...
 
+class SubmitBotChunk(_message.Message):
+    __slots__ = ("header", "data")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    header: SubmitBotHeader
+    data: bytes
+    def __init__(self, header: _Optional[_Union[SubmitBotHeader, _Mapping]] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class SubmitBotHeader(_message.Message):
+    __slots__ = ("name", "token", "registration_key", "filename", "size", "games")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    REGISTRATION_KEY_FIELD_NUMBER: _ClassVar[int]
+    FILENAME_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    token: str
+    registration_key: str
+    filename: str
+    size: int
+    games: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., token: _Optional[str] = ..., registration_key: _Optional[str] = ..., filename: _Optional[str] = ..., size: _Optional[int] = ..., games: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class SubmitBotResponse(_message.Message):
+    __slots__ = ("bot_id", "name", "version", "digest", "new_version", "token", "games")
+    BOT_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    NEW_VERSION_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    bot_id: str
+    name: str
+    version: int
+    digest: str
+    new_version: bool
+    token: str
+    games: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, bot_id: _Optional[str] = ..., name: _Optional[str] = ..., version: _Optional[int] = ..., digest: _Optional[str] = ..., new_version: _Optional[bool] = ..., token: _Optional[str] = ..., games: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class GetBotLogRequest(_message.Message):
+    __slots__ = ("token", "match_id", "seat")
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    token: str
+    match_id: str
+    seat: int
+    def __init__(self, token: _Optional[str] = ..., match_id: _Optional[str] = ..., seat: _Optional[int] = ...) -> None: ...
+
+class GetBotLogResponse(_message.Message):
+    __slots__ = ("stderr",)
+    STDERR_FIELD_NUMBER: _ClassVar[int]
+    stderr: bytes
+    def __init__(self, stderr: _Optional[bytes] = ...) -> None: ...
+
 class ListBotsRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
 class BotInfo(_message.Message):
-    __slots__ = ("bot_id", "name", "version", "connected", "revoked", "games")
+    __slots__ = ("bot_id", "name", "version", "connected", "revoked", "games", "kind", "digest", "size", "created")
     BOT_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     CONNECTED_FIELD_NUMBER: _ClassVar[int]
     REVOKED_FIELD_NUMBER: _ClassVar[int]
     GAMES_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
     bot_id: str
     name: str
     version: int
     connected: bool
     revoked: bool
     games: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, bot_id: _Optional[str] = ..., name: _Optional[str] = ..., version: _Optional[int] = ..., connected: _Optional[bool] = ..., revoked: _Optional[bool] = ..., games: _Optional[_Iterable[str]] = ...) -> None: ...
+    kind: str
+    digest: str
+    size: int
+    created: str
+    def __init__(self, bot_id: _Optional[str] = ..., name: _Optional[str] = ..., version: _Optional[int] = ..., connected: _Optional[bool] = ..., revoked: _Optional[bool] = ..., games: _Optional[_Iterable[str]] = ..., kind: _Optional[str] = ..., digest: _Optional[str] = ..., size: _Optional[int] = ..., created: _Optional[str] = ...) -> None: ...
 
 class ListBotsResponse(_message.Message):
     __slots__ = ("bots",)

@@ -130,6 +130,16 @@ class ArenaServiceStub:
                 request_serializer=arena_dot_v1_dot_arena__pb2.RevokeBotRequest.SerializeToString,
                 response_deserializer=arena_dot_v1_dot_arena__pb2.RevokeBotResponse.FromString,
                 _registered_method=True)
+        self.SubmitBot = channel.stream_unary(
+                '/arena.v1.ArenaService/SubmitBot',
+                request_serializer=arena_dot_v1_dot_arena__pb2.SubmitBotChunk.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.SubmitBotResponse.FromString,
+                _registered_method=True)
+        self.GetBotLog = channel.unary_unary(
+                '/arena.v1.ArenaService/GetBotLog',
+                request_serializer=arena_dot_v1_dot_arena__pb2.GetBotLogRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.GetBotLogResponse.FromString,
+                _registered_method=True)
         self.RunMatch = channel.unary_unary(
                 '/arena.v1.ArenaService/RunMatch',
                 request_serializer=arena_dot_v1_dot_arena__pb2.RunMatchRequest.SerializeToString,
@@ -216,6 +226,30 @@ class ArenaServiceServicer:
 
     def RevokeBot(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SubmitBot(self, request_iterator, context):
+        """A bot's code, for the referee to keep and run (a hosted bot: no process of its
+        author is needed). The first chunk is the header, the rest the file's bytes, in
+        order. Authenticated by the header's token (a version of the bot named), or, for a
+        new name, by the registration key when registration is closed. Refused past the
+        referee's size cap as the stream goes (RESOURCE_EXHAUSTED, the rest unread); an
+        archive with a problem (too large unpacked, too many files, a path out of it, a
+        link, a zip bomb, no manifest) or code that fails its check (started in the
+        sandbox and asked the first decision of each game it plays) is INVALID_ARGUMENT
+        with the reason (and the end of the bot's stderr). The same content again is the
+        same version; new content is a new version.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetBotLog(self, request, context):
+        """A hosted bot's stderr of one match (kept bounded), for its owner only: the token
+        of a version of that bot.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -328,6 +362,16 @@ def add_ArenaServiceServicer_to_server(servicer, server):
                     servicer.RevokeBot,
                     request_deserializer=arena_dot_v1_dot_arena__pb2.RevokeBotRequest.FromString,
                     response_serializer=arena_dot_v1_dot_arena__pb2.RevokeBotResponse.SerializeToString,
+            ),
+            'SubmitBot': grpc.stream_unary_rpc_method_handler(
+                    servicer.SubmitBot,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.SubmitBotChunk.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.SubmitBotResponse.SerializeToString,
+            ),
+            'GetBotLog': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetBotLog,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.GetBotLogRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.GetBotLogResponse.SerializeToString,
             ),
             'RunMatch': grpc.unary_unary_rpc_method_handler(
                     servicer.RunMatch,
@@ -478,6 +522,60 @@ class ArenaService:
             '/arena.v1.ArenaService/RevokeBot',
             arena_dot_v1_dot_arena__pb2.RevokeBotRequest.SerializeToString,
             arena_dot_v1_dot_arena__pb2.RevokeBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SubmitBot(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_unary(
+            request_iterator,
+            target,
+            '/arena.v1.ArenaService/SubmitBot',
+            arena_dot_v1_dot_arena__pb2.SubmitBotChunk.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.SubmitBotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetBotLog(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.ArenaService/GetBotLog',
+            arena_dot_v1_dot_arena__pb2.GetBotLogRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.GetBotLogResponse.FromString,
             options,
             channel_credentials,
             insecure,

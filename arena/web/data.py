@@ -714,10 +714,14 @@ def bots(store: Store) -> list[dict[str, Any]]:
 
 def bot_versions(store: Store) -> list[dict[str, Any]]:
     """Every bot version (``arena bots list --json``), as :func:`bot` lists them."""
-    return [{**_version(row), "bot_id": row.id} for row in store.bots()]
+    rows = store.bots()
+    sizes = store.code_sizes(row.digest for row in rows if row.digest)
+    return [{**_version(row, sizes), "bot_id": row.id} for row in rows]
 
 
-def _version(row: BotRow) -> dict[str, Any]:
+def _version(row: BotRow, sizes: dict[str, int]) -> dict[str, Any]:
+    """A version as listed: a hosted bot's (and a stored bot file's) code by its digest
+    and size (None: no code kept)."""
     return {
         "label": row.label,
         "version": row.version,
@@ -725,6 +729,8 @@ def _version(row: BotRow) -> dict[str, Any]:
         "revoked": row.revoked,
         "games": row.games or [],
         "created": _time(row.created),
+        "digest": row.digest,
+        "size": sizes.get(row.digest) if row.digest else None,
     }
 
 
@@ -762,7 +768,8 @@ def bot(
                 "head_to_head": head_to_head(tallies, labels),
             }
         )
-    shown = [_version(row) for row in versions]
+    sizes = store.code_sizes(row.digest for row in versions if row.digest)
+    shown = [_version(row, sizes) for row in versions]
     if registry is not None and name.startswith(HOUSE_PREFIX):
         built_in = name.removeprefix(HOUSE_PREFIX)
         plays = sorted({game for game, bot_name in registry.bots if bot_name == built_in})

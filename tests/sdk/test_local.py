@@ -173,13 +173,30 @@ def test_a_bot_file_plays_a_tournament_in_worker_processes_one_version_per_conte
     assert all(len(b.digest or "") == 64 for b in rows) and rows[0].digest != rows[1].digest
 
 
-def test_a_match_of_a_file_changed_since_the_tournament_began_fails_saying_so(
+def test_a_match_plays_the_files_content_stored_with_the_tournament_not_its_path(
+    tmp_path: Path, namer: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARENA_CODE_CACHE", str(tmp_path / "cache"))
+    store = Store(str(tmp_path / "t.db"))
+    spec = TournamentSpec(game="risk", bots=[str(namer), "aggressive", "defensive"], seats=3)
+    tournament = create_tournament(store, spec)
+    (job,) = jobs(store, tournament, store.tournament_matches(tournament.id))
+    namer_seat = next(seat for seat in job.seats if seat.path)
+    assert store.code(namer_seat.digest).data == namer.read_bytes()
+    namer.unlink()  # gone from here (as on a worker of another machine): still played
+    outcome = play_local(replace(job, options={"turn-limit": "20"}))
+    assert outcome.status == "finished", outcome.error
+    assert (tmp_path / "cache" / namer_seat.digest / "bot.py").is_file()
+
+
+def test_a_job_without_a_store_plays_the_path_if_its_content_is_unchanged(
     tmp_path: Path, namer: Path
 ) -> None:
     store = Store(str(tmp_path / "t.db"))
     spec = TournamentSpec(game="risk", bots=[str(namer), "aggressive", "defensive"], seats=3)
     tournament = create_tournament(store, spec)
     (job,) = jobs(store, tournament, store.tournament_matches(tournament.id))
+    job = replace(job, db=None)
     namer.write_text(NAMING_BOT + "\n# edited\n")
     outcome = play_local(job)
     assert outcome.status == "failed"
@@ -188,17 +205,19 @@ def test_a_match_of_a_file_changed_since_the_tournament_began_fails_saying_so(
     assert play_local(replace(job, options={"turn-limit": "20"})).status == "finished"
 
 
-def test_bot_files_and_registered_bots_do_not_share_a_tournament(
-    tmp_path: Path, namer: Path
-) -> None:
-    Store(str(tmp_path / "t.db")).register_bot("remote-one")
-    done = arena(
-        *("tournament", "run", "--db", "t.db", "--game", "risk", "--seats", "3"),
-        *("--bots", "./namer.py,remote-one,aggressive", "--quiet"),
-        cwd=tmp_path,
-    )
-    assert done.returncode == 2
-    assert "bot files play in process and registered bots in a referee" in done.stderr
+def test_bot_files_and_registered_bots_share_a_tournament(tmp_path: Path, namer: Path) -> None:
+    store = Store(str(tmp_path / "t.db"))
+    store.register_bot("remote-one")
+    spec = TournamentSpec(game="risk", bots=[str(namer), "remote-one", "aggressive"], seats=3)
+    tournament = create_tournament(store, spec)
+    (job,) = jobs(store, tournament, store.tournament_matches(tournament.id))
+    # the match goes to the referee, which plays the file from the store by its label
+    assert job.remote
+    assert sorted(seat.player for seat in job.seats) == [
+        "file:namer@1",
+        "house:aggressive",
+        "remote-one@1",
+    ]
 
 
 def test_a_stored_file_version_is_named_file_stem_at_version(tmp_path: Path, namer: Path) -> None:

@@ -24,6 +24,7 @@ TABLES = {
     "tournament_entries",
     "tournaments",
     "recurring",
+    "code_blobs",
 }
 
 

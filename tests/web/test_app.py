@@ -392,3 +392,23 @@ def test_the_match_page_parses_its_replay_once_and_checks_it_may_be_shown_each_t
         assert checked == [match_id] * 4
     finally:
         store.close()
+
+
+def test_a_hosted_bots_page_shows_each_versions_code_digest_and_size(copy: Path):
+    from arena.web.app import create_app
+
+    store = Store(str(copy))
+    versions = []
+    for code in (b"# first\n", b"# second, longer\n"):
+        digest = hashlib.sha256(code).hexdigest()
+        store.put_code(digest, "py", code)
+        versions.append((store.hosted_bot("hosty", digest, ["stratego"])[0], digest, len(code)))
+    store.close()
+    with TestClient(create_app(str(copy))) as client:
+        bot = client.get("/api/bots/hosty").json()
+        assert [(v["kind"], v["digest"], v["size"]) for v in bot["versions"]] == [
+            ("hosted", digest, size) for _, digest, size in versions
+        ]
+        page = client.get("/bots/hosty").text
+        for _, digest, size in versions:
+            assert f">{digest[:12]}</code> {size} bytes" in page
