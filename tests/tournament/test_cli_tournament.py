@@ -288,6 +288,7 @@ def test_tournament_show_lists_running_matches_with_age_worker_referee_and_lease
         spec = TournamentSpec(game="risk", bots=bots, seats=3, games_per_pairing=2)
         tournament = create_tournament(store, spec)
         live, stalled = (m.id for m in store.tournament_matches(tournament.id)[:2])
+        store.set_tournament_status(tournament.id, "running")
         store.claim_match(live, "w1@box pid 7", 60, "127.0.0.1:50051")
         store.claim_match(stalled, "w2@box pid 9", -90)  # its worker stopped renewing
     finally:
