@@ -53,17 +53,17 @@ app.conf.update(
     broker_connection_max_retries=None,  # ride out a broker restart, however long
     result_expires=24 * 3600,
     worker_hijack_root_logger=False,
+    # Redis serves a queue's priority lists strictly in order, the lowest number first:
+    # matches sent again and the periodic tasks (0) before new matches (9)
     beat_schedule={
         "recurring-tournaments": {
             "task": "arena.fire_due_tournaments",
             "schedule": settings.beat_interval_s,
+            # ahead of the matches queued; due runs that waited are dropped, not run in
+            # a row (the next one finds them due all the same)
+            "options": {"priority": 0, "expires": max(5.0, 10 * settings.beat_interval_s)},
         },
-        # a lapsed lease, a due retry, a lost task: found within a beat interval
-        "sweep-matches": {
-            "task": "arena.sweep_matches",
-            "schedule": settings.beat_interval_s,
-            # sweeps that waited behind busy workers are dropped, not run in a row
-            "options": {"expires": max(1.0, settings.beat_interval_s)},
-        },
+        # the sweeps (a lapsed lease, a due retry, a lost task, a tournament complete)
+        # run in beat's own process, never behind the queue: tasks.py, _beat_sweeps
     },
 )

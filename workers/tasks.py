@@ -38,7 +38,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from celery.signals import worker_process_init
+from celery.signals import beat_init, worker_process_init
+from celery.worker.request import Request
 from sqlalchemy.exc import OperationalError
 
 from arena.engine.seeds import fresh_seed
@@ -46,6 +47,8 @@ from arena.store import Outcome, Store, variant_key
 from arena.store.db import WAITING, as_utc
 from arena.store.models import now
 from arena.tournament.distributed import (
+    NEW,
+    URGENT,
     outcome_from_dict,
     outcome_of_row,
     outcome_to_dict,
@@ -141,31 +144,101 @@ def schedule_tournament(tournament_id: str) -> int:
         return 0
     todo = [m for m in s.tournament_matches(tournament.id) if m.status != "finished"]
     if not todo:
-        finish_tournament.delay(tournament.id)
+        finish_tournament.apply_async((tournament.id,), priority=URGENT)
         return 0
     s.set_tournament_status(tournament.id, "running")
     s.mark_sent([m.id for m in todo])
     for match in todo:
-        play_match.delay(match.id)
+        play_match.apply_async((match.id,), priority=NEW)
     return len(todo)
+
+
+def sweep_all(s: Store) -> dict[str, list[str]]:
+    """The sweep of every running tournament (the same as a tournament client's): send
+    again, ahead of new work, the matches whose worker died, whose retry is due, or
+    whose task was lost with the queue; finish the tournaments whose every match is
+    finished (and refit their leaderboards). A run nobody watches never stalls."""
+    swept = sweep(s, settings, _send_again, _queued, finish=lambda tid: _refit(s, tid))
+    for line in swept.notices():
+        log.warning("%s", line)
+    return {"stale": swept.stale, "due": swept.due, "lost": swept.lost, "finished": swept.finished}
 
 
 @app.task(name="arena.sweep_matches")
 def sweep_matches() -> dict[str, list[str]]:
-    """Beat's sweep of every running tournament (the same as a tournament client's):
-    send again the matches whose worker died, whose retry is due, or whose task was lost
-    with the queue, so that a run nobody watches never stalls."""
-    swept = sweep(_db(store), settings, lambda match_id: play_match.delay(match_id), _queued)
-    for line in swept.notices():
-        log.warning("%s", line)
-    return {"stale": swept.stale, "due": swept.due, "lost": swept.lost}
+    """:func:`sweep_all` as a task (beat sweeps in its own process: :func:`_beat_sweeps`;
+    this one is for an operator, or a beat of an older version)."""
+    return sweep_all(_db(store))
+
+
+def _send_again(match_id: str) -> Any:
+    return play_match.apply_async((match_id,), priority=URGENT)
 
 
 def _queued() -> int | None:
     return queued_tasks(app)
 
 
-@app.task(name="arena.play_match", bind=True)
+@beat_init.connect
+def _beat_sweeps(**_: Any) -> None:
+    """Beat sweeps in its own process, from a thread, every ``ARENA_BEAT_INTERVAL_S``:
+    never behind the matches queued for the workers (a task in their queue would wait
+    for the whole backlog), and while every worker is busy or dead."""
+    threading.Thread(target=_sweep_forever, name="arena-sweeps", daemon=True).start()
+
+
+def _sweep_forever() -> None:
+    beat_store: Store | None = None
+    while True:
+        try:
+            if beat_store is None:
+                beat_store = Store(settings.db)
+            sweep_all(beat_store)
+        except Exception as exc:  # the store or the broker away: the next round tries
+            log.warning("sweep: %s", str(exc).splitlines()[0] if str(exc) else repr(exc))
+        time.sleep(settings.beat_interval_s)
+
+
+def _cut_off() -> None:
+    """No referee answers this worker (a cut route): it takes no further match until
+    one does, instead of taking each one only to put it off. It waits here, asking the
+    referees again with a growing pause (1 s to 10 s), for ``ARENA_LEASE_S`` at most;
+    meanwhile the other workers take the queue."""
+    deadline = time.monotonic() + settings.lease_s
+    pause = 1.0
+    while time.monotonic() + pause < deadline:
+        time.sleep(pause)
+        if any(connected_bots(address) is not None for address in settings.referees):
+            return
+        pause = min(10.0, pause * 2)
+
+
+class MatchRequest(Request):  # type: ignore[misc]
+    """A match task's request in the worker's main process: a pool process killed under
+    it (``WorkerLostError``: out of memory, a SIGKILL) gives its match back at once,
+    instead of after its lease; the task given back to the queue then claims it."""
+
+    def on_failure(
+        self, exc_info: Any, send_failed_event: bool = True, return_ok: bool = False
+    ) -> Any:
+        from billiard.exceptions import WorkerLostError
+
+        if isinstance(getattr(exc_info, "exception", None), WorkerLostError):
+            _released_lost(self)
+        return super().on_failure(exc_info, send_failed_event, return_ok)
+
+
+def _released_lost(request: Any) -> None:
+    try:
+        match_id = request.args[0]
+        worker = f"{request.hostname or 'worker'} pid {request.worker_pid}"
+        if store().release_lost(match_id, worker):
+            log.warning("match %s: %s died; its match is given back now", match_id, worker)
+    except Exception as exc:  # the store away: the lease lapses as before
+        log.warning("a lost pool process's match stays claimed until its lease lapses: %s", exc)
+
+
+@app.task(name="arena.play_match", bind=True, Request=MatchRequest)
 def play_match(self: Any, match_id: str, first_try: float | None = None) -> dict[str, Any]:
     """Claim the match, play it, record it. A delivery that cannot claim it (another
     worker plays it, it is finished, its retry is not due) does nothing.
@@ -186,24 +259,29 @@ def play_match(self: Any, match_id: str, first_try: float | None = None) -> dict
     if not _claimable(row):
         return _skipped(match_id, f"it is {row.status}, nothing to do")
     tournament = _db(lambda: s.tournament(row.tournament_id))
+    if tournament is None or tournament.status != "running":
+        return _skipped(match_id, f"its tournament is {getattr(tournament, 'status', 'gone')}")
     job = _db(lambda: jobs(s, tournament, [row])[0])
     address = None
     if job.remote:
         address, everyone = choose_referee(job, settings.referees)
         if address is None:
-            return _again(row, "no referee answers")
+            put_off = _again(row, "no referee answers")
+            _cut_off()
+            return put_off
         if not everyone and _waited(row) < settings.bot_wait_s:
             return _again(row, "its bots are not all connected")
         # (after the wait, the match is played where most of its bots are: the referee
         # gives the absent ones its grace period, then scores them as forfeiting)
     # the claim comes before any play: of two deliveries at once, one plays
     worker = _worker_name(self)
-    attempt = _db(lambda: s.claim_match(match_id, worker, settings.lease_s, address or ""))
-    if attempt is None:
-        return _skipped(match_id, "claimed by another delivery")
+    claimed = _db(lambda: s.claim(match_id, worker, settings.lease_s, address or ""))
+    if claimed is None:
+        return _skipped(match_id, "claimed by another delivery, or its tournament stopped")
     # the claim chose the attempt's seed (after the first, a fresh one: its bots may have
     # seen what the last one made); the match is played with that one
-    job = replace(job, seed=_db(lambda: s.match(match_id)).seed)
+    attempt, seed = claimed
+    job = replace(job, seed=seed)
     with Lease(s, match_id, attempt):
         try:
             outcome = _play(job, address)
@@ -278,11 +356,17 @@ class Lease:
         self._stop.set()
         self._thread.join(timeout=5)
 
+    def _taken_back(self) -> bool:
+        """Whether someone else holds the match now (not: this claim wrote its end)."""
+        row = self.store.match(self.match_id)
+        return row is not None and row.attempts != self.attempt
+
     def _renew(self) -> None:
         while not self._stop.wait(settings.lease_s / 3):
             try:
                 if not self.store.renew_lease(self.match_id, self.attempt, settings.lease_s):
-                    log.warning("match %s: its claim was taken back", self.match_id)
+                    if not self._stop.is_set() and self._taken_back():
+                        log.warning("match %s: its claim was taken back", self.match_id)
                     return
             except OperationalError as exc:  # the store is away: try again next time
                 log.warning("match %s: cannot renew its lease: %s", self.match_id, exc)
@@ -327,10 +411,13 @@ def _after_write(outcome: Outcome) -> dict[str, Any]:
         # the leaderboard is refitted once the tournament is complete (finish_tournament),
         # not after every match: a refit per match would cost the workers more than the
         # matches; readers fit on demand in between (arena leaderboard, GetLeaderboard)
-        if row.tournament_id is not None:
-            counts = store().progress(row.tournament_id)
-            if counts.get("finished", 0) == sum(counts.values()):
-                finish_tournament.delay(row.tournament_id)
+        if row.tournament_id is not None and _db(lambda: store().complete(row.tournament_id)):
+            try:
+                finish_tournament.apply_async((row.tournament_id,), priority=URGENT)
+            except Exception as exc:  # the broker away: beat's sweep finishes it
+                log.warning(
+                    "tournament %s: its end is left to the sweep: %s", row.tournament_id, exc
+                )
         return outcome_to_dict(outcome_of_row(row))
     return outcome_to_dict(outcome)
 
@@ -404,19 +491,24 @@ def finish_tournament(tournament_id: str) -> str:
     tournament = s.tournament(tournament_id)
     if tournament is None:
         return "missing"
-    counts = s.progress(tournament.id)
-    if counts.get("finished", 0) != sum(counts.values()):
-        return tournament.status
-    if tournament.status != "finished":
-        from arena.tournament.leaderboard import refresh
+    if s.finish_complete([tournament.id]):
+        _refit(s, tournament.id)
+        return "finished"
+    again = s.tournament(tournament.id)
+    return again.status if again is not None else "missing"
 
-        s.set_tournament_status(tournament.id, "finished")
+
+def _refit(s: Store, tournament_id: str) -> None:
+    """Refit the leaderboard of a tournament that has just finished."""
+    from arena.tournament.leaderboard import refresh
+
+    tournament = s.tournament(tournament_id)
+    if tournament is not None:
         refresh(
             s,
             tournament.game,
             variant_key(tournament.variants, tournament.options, tournament.game),
         )
-    return "finished"
 
 
 @app.task(name="arena.fire_due_tournaments", autoretry_for=(OperationalError,), retry_backoff=True)

@@ -181,7 +181,7 @@ def _progress_so_far(store: Any, tournament_id: str) -> Any:
 def _run_and_report(args: argparse.Namespace, store: Any, tournament: Any) -> int:
     from arena.store import variant_key
     from arena.tournament.leaderboard import board_title, compute, render
-    from arena.tournament.runner import run_tournament
+    from arena.tournament.runner import StoreAway, run_tournament
 
     _remember_run(args, store, tournament)
     resume = f"`{resume_command(args, tournament.id)}`"
@@ -204,6 +204,9 @@ def _run_and_report(args: argparse.Namespace, store: Any, tournament: Any) -> in
     except KeyboardInterrupt:
         print(f"\nstopped: resume with {resume}", file=sys.stderr)
         return 130
+    except StoreAway as exc:
+        print(f"error: {exc}; resume with {resume}", file=sys.stderr)
+        return 1
     finally:
         executor.close()
     print(
@@ -418,6 +421,38 @@ def cmd_tournament_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tournament_stop(args: argparse.Namespace) -> int:
+    """Stop a tournament wherever it is played: no match of it is claimed any more, and
+    with a broker its queued tasks are taken out of the queue. Matches being played
+    end as they would (a resume plays the rest)."""
+    store = open_store(args, create=False)
+    t = store.tournament(args.id)
+    if t is None:
+        raise ValueError(f"no tournament {args.id!r} in {args.db} (see `arena tournament list`)")
+    if not store.stop_tournament(t.id):
+        print(f"tournament {t.id}: {t.status}, nothing to stop")
+        return 0
+    withdrawn = None
+    if os.environ.get("ARENA_BROKER_URL"):
+        from arena.tournament.distributed import CeleryExecutor, withdraw
+
+        client = CeleryExecutor(store=store)
+        try:
+            waiting = [m.id for m in store.tournament_matches(t.id) if m.status != "finished"]
+            withdrawn = withdraw(client.app, waiting)
+        except Exception as exc:  # the broker away: the workers' claims refuse them
+            print(f"warning: the queue cannot be reached ({exc}); its tasks will do nothing")
+        finally:
+            client.close()
+    live = len(store.live_leases(t.id))
+    queued = "" if withdrawn is None else f", {withdrawn} queued tasks withdrawn"
+    print(
+        f"tournament {t.id}: stopped{queued}; {live} match{'es' if live != 1 else ''} in "
+        f"play end as they would; resume with `arena tournament resume {t.id}`"
+    )
+    return 0
+
+
 def cmd_recurring(args: argparse.Namespace) -> int:
     """Pause, resume or delete a recurring tournament (the store's own calls say how)."""
     from datetime import UTC, datetime
@@ -532,6 +567,12 @@ def add_parsers(sub: Any) -> None:
     json_option(tshow)
     db_option(tshow)
     tshow.set_defaults(func=cmd_tournament_show)
+    tstop = tour_sub.add_parser(
+        "stop", help="stop a tournament: no further match starts (a resume plays the rest)"
+    )
+    tstop.add_argument("id", help="the tournament id (a unique prefix will do)")
+    db_option(tstop)
+    tstop.set_defaults(func=cmd_tournament_stop)
     tlist = tour_sub.add_parser("list", help="every tournament")
     db_option(tlist)
     json_option(tlist)

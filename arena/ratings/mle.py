@@ -378,7 +378,11 @@ def fit(
         )
         for k, player in enumerate(table.players)
     ]
-    order = np.argsort(-ratings, kind="stable")
+    # a total order: by rating (to 1e-9 Elo: the last bits of a fit depend on the order
+    # the store returned the games in), then by player id, so tied rows come out alike
+    # from every store
+    names = np.array([str(player) for player in table.players])
+    order = np.lexsort((names, -np.round(ratings, 9)))
     return Leaderboard(
         rows=tuple(rows[k] for k in order),
         anchor=float(anchor),

@@ -21,7 +21,7 @@ import threading
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -48,7 +48,7 @@ from arena.referee.limits import peer_host, short, tournament_problem
 from arena.referee.live import LiveMatch, Seat
 from arena.referee.spectators import FINISHED, Watcher, hide_replay
 from arena.store import MatchRow, RecurringRow, Store, TournamentRow, variant_key
-from arena.store.db import as_utc
+from arena.store.db import as_utc, lease_seconds
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -129,6 +129,10 @@ class RefereeConfig:
     #: how hosted bots' code runs: "sandbox" (bubblewrap), or "process" where
     #: bubblewrap cannot run (a plain subprocess: no memory shared, but no walls)
     hosted_isolation: str = "sandbox"
+    #: a match this referee starts itself (a RunMatch for a match no live claim holds:
+    #: a worker's late one, a client without Celery) is its own on a lease of this long,
+    #: renewed every third of it: a referee that dies leaves nothing running for good
+    lease_s: float = field(default_factory=lease_seconds)
 
 
 class Referee:
@@ -145,6 +149,7 @@ class Referee:
         self.bench = Bench()
         self.matches: dict[str, LiveMatch] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._leases: asyncio.Task[None] | None = None
         self._arrivals = asyncio.Condition()
         #: where this referee listens (set by start_server): tournaments play through it
         self.address = ""
@@ -288,7 +293,10 @@ class Referee:
             seed,
             referee=self.address,
             deal_seed=deal_seed,
+            owner=self.owner,
+            lease_s=self.config.lease_s,
         )
+        self._keep_leases()
         if started is None:
             raise AlreadyFinished(match_id)
         # the store's word: a match played before (aborted) plays a fresh seed
@@ -340,6 +348,7 @@ class Referee:
                 },
                 match.replay_text(),
                 match.hosted_logs(),
+                self.owner,
             )
         finally:
             # A referee runs for weeks: an ended match leaves memory once its last
@@ -350,6 +359,28 @@ class Referee:
                 asyncio.get_running_loop().call_later(linger, self._forget, match)
             else:
                 self._forget(match)
+
+    @property
+    def owner(self) -> str:
+        """This referee's name on the matches it starts (``matches.worker``)."""
+        return f"referee {self.address or 'in-process'} pid {os.getpid()}"
+
+    def _keep_leases(self) -> None:
+        """Renew the leases of the matches in flight here, from one task, for as long as
+        any is (started with the first match)."""
+        if self._leases is None or self._leases.done():
+            self._leases = asyncio.create_task(self._renew_leases(), name="leases")
+
+    async def _renew_leases(self) -> None:
+        while self.matches:
+            await asyncio.sleep(self.config.lease_s / 3)
+            live = [m.match_id for m in list(self.matches.values()) if m.status == "running"]
+            try:
+                await asyncio.to_thread(
+                    self.store.renew_owned, self.owner, live, self.config.lease_s
+                )
+            except Exception as exc:  # the store away: the next round tries again
+                log.warning("cannot renew the leases of %d matches: %s", len(live), exc)
 
     def _forget(self, match: LiveMatch) -> None:
         if self.matches.get(match.match_id) is match:

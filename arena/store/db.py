@@ -63,6 +63,23 @@ REGISTERED = ("remote", "hosted")
 FINAL = ("finished",)
 #: statuses of a match that a Celery worker may claim
 WAITING = ("pending", "aborted", "failed")
+#: a running match's lease when nobody says how long: ``ARENA_LEASE_S`` (60 s), as the
+#: Celery workers' (docs/distributed.md)
+LEASE_S = 60.0
+
+
+def lease_seconds() -> float:
+    """``ARENA_LEASE_S`` (60 by default): how long a running match stays its player's
+    unless renewed, for every player (a Celery worker, a referee, a local run)."""
+    import os
+
+    try:
+        value = float(os.environ.get("ARENA_LEASE_S", LEASE_S))
+    except ValueError:
+        return LEASE_S
+    return value if value > 0 else LEASE_S
+
+
 #: a guarded UPDATE runs in a session of its own, with no objects loaded to bring up to
 #: date: skip the ORM's evaluation of the WHERE clause against them
 _NO_SYNC = {"synchronize_session": False}
@@ -491,6 +508,17 @@ class Store:
                 query = query.where(BotRow.kind.in_(REGISTERED))
             return list(s.scalars(query))
 
+    def bots_of(self, bot_ids: Iterable[str]) -> dict[str, BotRow]:
+        """These bot versions by id, in one query (a match's, a tournament's)."""
+        ids = sorted(set(bot_ids))
+        out: dict[str, BotRow] = {}
+        with self.session() as s:
+            for chunk in _chunks(ids, 500):
+                out.update(
+                    (row.id, row) for row in s.scalars(select(BotRow).where(BotRow.id.in_(chunk)))
+                )
+        return out
+
     def revoke_bot(self, bot_id: str) -> bool:
         with self.session() as s, s.begin():
             bot = s.get(BotRow, bot_id)
@@ -517,6 +545,8 @@ class Store:
         seed: int | None = None,
         referee: str = "",
         deal_seed: int | None = None,
+        owner: str = "",
+        lease_s: float | None = None,
     ) -> Started | None:
         """Mark a match running (one more attempt), creating it if it is new (a match
         outside any tournament); the attempt and the seeds to play it with. None if it
@@ -528,7 +558,15 @@ class Store:
         seen what that one made. It plays :func:`~arena.engine.seeds.attempt_seed` of the
         stored seed, which becomes the stored one (the replay's), chosen here with the
         attempt's number in one transaction. ``referee``: the address of the referee
-        playing it (empty: in-process)."""
+        playing it (empty: in-process).
+
+        ``owner`` and ``lease_s``: who plays it and for how long it is theirs unless they
+        renew (:meth:`renew_owned`): every running match has a lease, so one whose
+        player died (a referee that took a late RunMatch, a local run killed) is
+        reclaimed by a sweep once it lapses. A match a Celery worker holds stays the
+        worker's."""
+        moment = now()
+        lease = moment + timedelta(seconds=lease_s if lease_s is not None else lease_seconds())
         with self.session() as s, s.begin():
             row = s.get(MatchRow, match_id, with_for_update=True)
             if row is None:
@@ -552,6 +590,8 @@ class Store:
                         created=now(),
                         started=now(),
                         referee=referee,
+                        worker=owner or None,
+                        lease_until=lease,
                     )
                 )
                 s.flush()
@@ -560,12 +600,19 @@ class Store:
                 return Started(1, seed, deal_seed)
             if row.status in FINAL:
                 return None
-            if row.status == "running" and row.lease_until is not None:
+            if (
+                row.status == "running"
+                and row.lease_until is not None
+                and as_utc(row.lease_until) > moment
+            ):
                 # a Celery worker claimed it (counted the attempt, chose its seed): the
                 # referee it chose only says that it plays it
                 row.referee = referee
                 return Started(row.attempts, row.seed, row.deal_seed)
             row.status = "running"
+            row.worker = owner or None
+            row.lease_until = lease
+            row.retry_at = None
             row.attempts += 1
             row.started = now()
             row.error = None
@@ -580,7 +627,7 @@ class Store:
                     row.deal_seed = deal_seed
             return Started(row.attempts, row.seed, row.deal_seed)
 
-    def record_result(self, outcome: Outcome, attempt: int | None = None) -> bool:
+    def record_result(self, outcome: Outcome, attempt: int | None = None, owner: str = "") -> bool:
         """Write a match's result once. True if this call wrote it; False if the match
         had a final result already (a duplicate delivery: nothing changes) or is unknown.
 
@@ -590,7 +637,8 @@ class Store:
         ``attempt``: the fencing token of a worker's claim (:meth:`claim_match`). The
         write then happens only if nobody has claimed the match since: a worker that was
         taken for dead, and whose match was given to another, changes nothing. Without
-        it, an unfinished outcome leaves a match that a worker holds alone."""
+        it, an unfinished outcome leaves a match that a worker holds alone, unless the
+        caller is the ``owner`` that started it (:meth:`start_match`)."""
         guard = [MatchRow.id == outcome.match_id, MatchRow.status.not_in(FINAL)]
         if attempt is not None:
             guard.append(MatchRow.attempts == attempt)
@@ -599,7 +647,14 @@ class Store:
                 if attempt is None:
                     # a match a worker holds is that worker's to put off or give up (a
                     # referee's word that it aborted reaches the worker too)
-                    guard.append(or_(MatchRow.status != "running", MatchRow.lease_until.is_(None)))
+                    mine = [
+                        MatchRow.status != "running",
+                        MatchRow.lease_until.is_(None),
+                        MatchRow.worker.is_(None),
+                    ]
+                    if owner:
+                        mine.append(MatchRow.worker == owner)
+                    guard.append(or_(*mine))
                 done = s.execute(
                     update(MatchRow)
                     .where(*guard)
@@ -648,9 +703,11 @@ class Store:
         result: dict[str, Any] | None,
         replay: str | None,
         logs: dict[int, str] | None = None,
+        owner: str = "",
     ) -> bool:
         """:meth:`record_result` from the referee's result dict and the replay's JSON
-        text (``logs``: its sandboxed seats' stderr)."""
+        text (``logs``: its sandboxed seats' stderr; ``owner``: the referee's name, as it
+        started the match)."""
         result = result or {}
         return self.record_result(
             Outcome(
@@ -662,7 +719,8 @@ class Store:
                 forfeits=tuple((f["seat"], f["why"]) for f in result.get("forfeits", ())),
                 replay=replay or None,
                 logs=tuple(sorted((logs or {}).items())),
-            )
+            ),
+            owner=owner,
         )
 
     # --- the Celery workers' claims (docs/distributed.md) --------------------------------
@@ -672,12 +730,21 @@ class Store:
     ) -> int | None:
         """Claim a match to play it: one guarded UPDATE from waiting (pending, aborted,
         failed; a retry only once it is due) to running, with one more attempt, the
-        worker's name, the referee chosen (empty: in-process) and a lease of ``lease_s``.
-        The attempt number is the claim's fencing token; None if the match is running
-        elsewhere, finished, or not due. An attempt after the first gets its new seed
-        here, in the same transaction (:func:`~arena.engine.seeds.attempt_seed`; read it
-        from the match's row)."""
+        worker's name, the referee chosen (empty: in-process) and a lease of ``lease_s``;
+        only while its tournament is running (a stopped one starts no match). The
+        attempt number is the claim's fencing token; None if the match is running
+        elsewhere, finished, not due, or its tournament stopped. An attempt after the
+        first gets its new seed here, in the same transaction
+        (:func:`~arena.engine.seeds.attempt_seed`; :meth:`claim` tells it)."""
+        claimed = self.claim(match_id, worker, lease_s, referee)
+        return None if claimed is None else claimed[0]
+
+    def claim(
+        self, match_id: str, worker: str, lease_s: float, referee: str = ""
+    ) -> tuple[int, int] | None:
+        """:meth:`claim_match`, and the seed the attempt plays: (attempt, seed)."""
         moment = now()
+        running = select(TournamentRow.id).where(TournamentRow.status == "running")
         with self.session() as s, s.begin():
             claimed = s.execute(
                 update(MatchRow)
@@ -685,6 +752,7 @@ class Store:
                     MatchRow.id == match_id,
                     MatchRow.status.in_(WAITING),
                     or_(MatchRow.retry_at.is_(None), MatchRow.retry_at <= moment),
+                    or_(MatchRow.tournament_id.is_(None), MatchRow.tournament_id.in_(running)),
                 )
                 .values(
                     status="running",
@@ -701,15 +769,16 @@ class Store:
             ).one_or_none()
             if claimed is None:
                 return None
-            attempt, seed = claimed
+            attempt, seed = int(claimed[0]), int(claimed[1])
             if attempt > 1:  # played before: never the seed its bots have seen
+                seed = attempt_seed(seed, attempt)
                 s.execute(
                     update(MatchRow)
                     .where(MatchRow.id == match_id, MatchRow.attempts == attempt)
-                    .values(seed=attempt_seed(seed, attempt)),
+                    .values(seed=seed),
                     execution_options=_NO_SYNC,
                 )
-            return int(attempt)
+            return attempt, seed
 
     def renew_lease(self, match_id: str, attempt: int, lease_s: float) -> bool:
         """Extend the lease of a claim that is still this worker's; False if it is not."""
@@ -725,6 +794,91 @@ class Store:
                 execution_options=_NO_SYNC,
             )
             return done.rowcount == 1
+
+    def renew_owned(self, owner: str, match_ids: Sequence[str], lease_s: float) -> list[str]:
+        """Extend the leases of the running matches that ``owner`` started
+        (:meth:`start_match`: a referee, a local run); the ids still its."""
+        if not match_ids:
+            return []
+        with self.session() as s, s.begin():
+            done = s.execute(
+                update(MatchRow)
+                .where(
+                    MatchRow.id.in_(list(match_ids)),
+                    MatchRow.worker == owner,
+                    MatchRow.status == "running",
+                )
+                .values(lease_until=now() + timedelta(seconds=lease_s))
+                .returning(MatchRow.id),
+                execution_options=_NO_SYNC,
+            )
+            return list(done.scalars())
+
+    def release_lost(self, match_id: str, worker: str) -> bool:
+        """A worker saw the process playing ``match_id`` die (Celery's
+        ``WorkerLostError``): the claim of that process ends now, not when its lease
+        lapses; the match is pending again, to be claimed by the task given back."""
+        with self.session() as s, s.begin():
+            done = s.execute(
+                update(MatchRow)
+                .where(
+                    MatchRow.id == match_id,
+                    MatchRow.worker == worker,
+                    MatchRow.status == "running",
+                )
+                .values(
+                    status="pending",
+                    lease_until=None,
+                    sent=now(),
+                    error=literal("the process of ") + MatchRow.worker + literal(" died"),
+                ),
+                execution_options=_NO_SYNC,
+            )
+            return done.rowcount == 1
+
+    def live_leases(self, tournament_id: str) -> list[MatchRow]:
+        """The tournament's running matches whose lease has not lapsed: someone plays
+        them (a worker, a referee, a local run)."""
+        with self.session() as s:
+            return list(
+                s.scalars(
+                    select(MatchRow).where(
+                        MatchRow.tournament_id == tournament_id,
+                        MatchRow.status == "running",
+                        MatchRow.lease_until >= now(),
+                    )
+                )
+            )
+
+    def finish_complete(self, tournament_ids: Sequence[str] | None = None) -> list[str]:
+        """Mark finished every tournament of ``tournament_ids`` (None: every running
+        one) whose every match is finished; their ids. The end of a tournament is derived
+        from its matches by whoever sweeps, so a message that said so and was lost
+        (the broker away when the last result was written) loses nothing."""
+        unfinished = (
+            select(MatchRow.id)
+            .where(MatchRow.tournament_id == TournamentRow.id, MatchRow.status != "finished")
+            .exists()
+        )
+        played = select(MatchRow.id).where(MatchRow.tournament_id == TournamentRow.id).exists()
+        guard = [~unfinished, played]
+        if tournament_ids is None:
+            guard.append(TournamentRow.status == "running")
+        else:  # named: whatever its status says (a stopped one's last match ended)
+            guard += [
+                TournamentRow.id.in_(list(tournament_ids)),
+                TournamentRow.status != "finished",
+            ]
+        moment = now()
+        with self.session() as s, s.begin():
+            done = s.execute(
+                update(TournamentRow)
+                .where(*guard)
+                .values(status="finished", finished=moment)
+                .returning(TournamentRow.id),
+                execution_options=_NO_SYNC,
+            )
+            return list(done.scalars())
 
     def put_off(self, match_id: str, delay_s: float, why: str, attempt: int | None = None) -> bool:
         """Leave a match waiting to be tried again in ``delay_s`` (transient trouble),
@@ -755,7 +909,8 @@ class Store:
 
     def mark_sent(self, match_ids: Sequence[str]) -> None:
         """Note that tasks for these matches are being sent now; any that waits from an
-        earlier run (aborted, failed, or running with nobody's lease: a run that died)
+        earlier run (aborted, failed, or running with a lapsed lease or none: its player
+        died)
         is pending again, so that a worker may claim it."""
         moment = now()
         with self.session() as s, s.begin():
@@ -766,10 +921,13 @@ class Store:
                         MatchRow.id.in_(chunk),
                         or_(
                             MatchRow.status.in_(WAITING),
-                            and_(MatchRow.status == "running", MatchRow.lease_until.is_(None)),
+                            and_(
+                                MatchRow.status == "running",
+                                or_(MatchRow.lease_until.is_(None), MatchRow.lease_until < moment),
+                            ),
                         ),
                     )
-                    .values(status="pending", sent=moment, retry_at=None),
+                    .values(status="pending", sent=moment, retry_at=None, lease_until=None),
                     execution_options=_NO_SYNC,
                 )
 
@@ -970,6 +1128,21 @@ class Store:
             if status == "finished":
                 row.finished = now()
 
+    def stop_tournament(self, tournament_id: str) -> bool:
+        """Mark a running (or created) tournament stopped: no match of it is claimed any
+        more (:meth:`claim_match`); True if this call stopped it."""
+        with self.session() as s, s.begin():
+            done = s.execute(
+                update(TournamentRow)
+                .where(
+                    TournamentRow.id == tournament_id,
+                    TournamentRow.status.in_(("running", "created")),
+                )
+                .values(status="stopped"),
+                execution_options=_NO_SYNC,
+            )
+            return done.rowcount == 1
+
     def set_tournament_run(
         self,
         tournament_id: str,
@@ -1021,6 +1194,16 @@ class Store:
             for tournament_id, status, count in rows:
                 out.setdefault(tournament_id, Counter())[status] = count
         return out
+
+    def complete(self, tournament_id: str) -> bool:
+        """Whether every match of the tournament is finished (one cheap query)."""
+        with self.session() as s:
+            left = s.scalar(
+                select(MatchRow.id)
+                .where(MatchRow.tournament_id == tournament_id, MatchRow.status != "finished")
+                .limit(1)
+            )
+            return left is None
 
     def progress(self, tournament_id: str) -> Counter[str]:
         """How many of the tournament's matches are in each status."""

@@ -41,6 +41,7 @@ is due, and those whose task was lost with the queue. See docs/distributed.md.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -55,6 +56,13 @@ from arena.store import MatchRow, Outcome, Store
 from arena.tournament.executor import Executor, MatchJob
 
 PLAY_MATCH = "arena.play_match"
+#: Redis serves the lower number first (kombu's priority lists, strictly in order): a
+#: match sent again (its worker died, its retry is due, its task was lost) and the
+#: periodic tasks go ahead of the new work queued behind them
+URGENT = 0
+NEW = 9
+#: the lists of the default queue, one per priority step (kombu's ``celery\x06\x16N``)
+QUEUE_LISTS = ("celery", "celery\x06\x163", "celery\x06\x166", "celery\x06\x169")
 
 
 @dataclass(frozen=True)
@@ -156,6 +164,8 @@ class Swept:
     due: list[str]
     #: pending matches whose task is not in the queue any more (the broker lost it)
     lost: list[str]
+    #: tournaments found complete and finished (their last result's message lost, say)
+    finished: list[str] = field(default_factory=list)
 
     def notices(self) -> list[str]:
         """One line per batch worth telling an operator (retries are routine)."""
@@ -167,6 +177,8 @@ class Swept:
             )
         if self.lost:
             lines.append(f"re-sent {_matches(self.lost)} whose tasks were lost (broker restarted?)")
+        for tournament_id in self.finished:
+            lines.append(f"tournament {tournament_id}: every match finished: finished")
         return lines
 
 
@@ -180,13 +192,22 @@ def sweep(
     send: Callable[[str], Any],
     queued: Callable[[], int | None],
     tournament_ids: list[str] | None = None,
+    finish: Callable[[str], Any] | None = None,
 ) -> Swept:
     """Send again what would otherwise wait forever: matches whose lease lapsed, those
     whose retry is due, and, when the queue is empty (``queued()`` says 0), pending
     matches sent more than ``lost_after_s`` ago, whose tasks must have been lost. Each
     is taken by a guarded UPDATE, so two sweepers never send one twice; a task sent in
     excess is harmless anyway (the worker's claim makes it a no-op). ``tournament_ids``
-    None: every running tournament (beat)."""
+    None: every running tournament (beat).
+
+    With ``finish``, a running tournament whose every match is finished is marked
+    finished, and ``finish(id)`` follows (the leaderboard's refit): the end of a
+    tournament is derived from its matches, never left to one message."""
+    finished = store.finish_complete(tournament_ids) if finish is not None else []
+    for tournament_id in finished:
+        assert finish is not None
+        finish(tournament_id)
     stale = store.reclaim_stale(tournament_ids)
     due = store.due_retries(tournament_ids)
     lost = store.unclaimed(settings.lost_after_s, tournament_ids) if queued() == 0 else []
@@ -197,7 +218,7 @@ def sweep(
             send(match_id)
         except Exception:
             break
-    return Swept(stale, due, lost)
+    return Swept(stale, due, lost, finished)
 
 
 def queue_tournament(store: Store, tournament_id: str, send: Callable[[str], Any]) -> None:
@@ -213,12 +234,44 @@ def queue_tournament(store: Store, tournament_id: str, send: Callable[[str], Any
 
 
 def queued_tasks(app: Any) -> int | None:
-    """How many tasks wait in the default queue (a Redis list); None if the broker
-    cannot say now (it is away)."""
+    """How many tasks wait in the default queue (its Redis lists, one per priority);
+    None if the broker cannot say now (it is away)."""
     try:
         with app.connection_for_read() as connection:
             client = connection.default_channel.client
-            return int(client.llen(app.conf.task_default_queue))
+            return sum(int(client.llen(name)) for name in QUEUE_LISTS)
+    except Exception:
+        return None
+
+
+def withdraw(app: Any, match_ids: Iterable[str]) -> int:
+    """Take the queued ``arena.play_match`` tasks of these matches out of the queue
+    (a stopped tournament's): how many. A task a worker has taken already is not in
+    the queue; the worker's claim refuses it (its tournament is not running)."""
+    wanted = set(match_ids)
+    if not wanted:
+        return 0
+    removed = 0
+    with app.connection_for_write() as connection:
+        client = connection.default_channel.client
+        for name in QUEUE_LISTS:
+            for raw in client.lrange(name, 0, -1):
+                if _play_match_of(raw) in wanted:
+                    removed += int(client.lrem(name, 1, raw))
+    return removed
+
+
+def _play_match_of(raw: bytes) -> str | None:
+    """The match id of a queued ``arena.play_match`` message (Celery's protocol 2)."""
+    import base64
+    import json
+
+    try:
+        message = json.loads(raw)
+        if message.get("headers", {}).get("task") != PLAY_MATCH:
+            return None
+        args = json.loads(base64.b64decode(message["body"]))[0]
+        return str(args[0])
     except Exception:
         return None
 
@@ -247,6 +300,8 @@ class CeleryExecutor(Executor):
     poll_s: float = 0.5
     #: where lines for the operator go
     say: Callable[[str], None] = _stderr
+    #: tasks taken out of the queue when the run was stopped
+    withdrawn: int = field(default=0, init=False)
     _app: Any = field(default=None, init=False, repr=False)
 
     @property
@@ -266,8 +321,13 @@ class CeleryExecutor(Executor):
             )
         return self._app
 
+    claims = True
+
     def _send(self, match_id: str) -> Any:
-        return self.app.send_task(PLAY_MATCH, args=[match_id])
+        return self.app.send_task(PLAY_MATCH, args=[match_id], priority=NEW)
+
+    def _send_again(self, match_id: str) -> Any:
+        return self.app.send_task(PLAY_MATCH, args=[match_id], priority=URGENT)
 
     def run(
         self,
@@ -286,7 +346,32 @@ class CeleryExecutor(Executor):
             return
         tournaments = sorted(store.tournaments_of(list(waiting)))
         store.mark_sent(list(waiting))
-        for match_id in waiting:
+        try:
+            self._follow(store, waiting, tournaments, on_outcome, stop)
+        except BaseException:  # Ctrl-C: no further match of this run starts
+            self._stop(store, tournaments, list(waiting))
+            raise
+        if stop is not None and stop.is_set():
+            self._stop(store, tournaments, list(waiting))
+
+    def _stop(self, store: Store, tournaments: list[str], match_ids: list[str]) -> None:
+        """The run is stopped: its tournaments first (a worker's claim then refuses
+        their matches), then its tasks taken out of the queue."""
+        for tournament_id in tournaments:
+            with contextlib.suppress(Exception):
+                store.stop_tournament(tournament_id)
+        with contextlib.suppress(Exception):
+            self.withdrawn = withdraw(self.app, match_ids)
+
+    def _follow(
+        self,
+        store: Store,
+        waiting: dict[str, MatchJob],
+        tournaments: list[str],
+        on_outcome: Callable[[MatchJob, Outcome], None],
+        stop: threading.Event | None,
+    ) -> None:
+        for match_id in list(waiting):
             if stop is not None and stop.is_set():
                 return
             _retrying(lambda match_id=match_id: self._send(match_id))
@@ -301,7 +386,7 @@ class CeleryExecutor(Executor):
                     swept = sweep(
                         store,
                         self.settings,
-                        self._send,
+                        self._send_again,
                         lambda: queued_tasks(self.app),
                         tournaments,
                     )

@@ -297,6 +297,12 @@ def outcome_of(match_id: str, info: Any) -> Outcome:
 class Executor(ABC):
     """Plays jobs and reports each outcome, in the calling thread, as it arrives."""
 
+    #: whether every match it plays is claimed first (Celery workers' claims): then a
+    #: match someone else holds is never played twice at once by it. An executor that
+    #: does not claim (the local one) waits for the live leases of others to end before
+    #: it plays a tournament (``runner.run_tournament``).
+    claims = False
+
     @abstractmethod
     def run(
         self,

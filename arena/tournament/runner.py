@@ -14,12 +14,18 @@ an attempt asks the store, which counts it and, from the second on, chooses its 
 
 from __future__ import annotations
 
+import contextlib
+import os
+import socket
+import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from sqlalchemy.exc import OperationalError
 
 from arena.engine.seeds import check_seed, fresh_seed
 from arena.plugins import Registry, Variant, load_registry
@@ -34,6 +40,7 @@ from arena.store import (
     TournamentRow,
     variant_key,
 )
+from arena.store.db import lease_seconds
 from arena.tournament.executor import Executor, MatchJob, SeatSpec
 from arena.tournament.schedule import gauntlet, round_robin
 
@@ -219,10 +226,11 @@ def jobs(
     matches: Sequence[MatchRow],
     isolation: str = "sandbox",
 ) -> list[MatchJob]:
-    """The matches as executor jobs, with each seat's bot version; ``isolation``: how
-    bot files are played (arena.sandbox.ISOLATIONS)."""
-    bots = {row.id: row for row in store.bots()}
+    """The matches as executor jobs, with each seat's bot version (only their bots are
+    read: a worker builds one job a match); ``isolation``: how bot files are played
+    (arena.sandbox.ISOLATIONS)."""
     seats = store.match_seats([m.id for m in matches])
+    bots = store.bots_of(seat.bot_id for rows in seats.values() for seat in rows)
     out = []
     for match in matches:
         specs = []
@@ -251,16 +259,80 @@ def jobs(
     return out
 
 
-def start_attempt(store: Store, job: MatchJob, in_play: set[str] | None = None) -> MatchJob:
+def start_attempt(
+    store: Store, job: MatchJob, in_play: set[str] | None = None, owner: str = ""
+) -> MatchJob:
     """Begin an in-process attempt at ``job``'s match: the store counts it and tells its
     seeds (an attempt after the first plays a fresh seed, never one whose consequences a
-    bot has seen); the job to play. ``in_play`` collects the match ids begun."""
-    started = store.start_match(job.match_id, job.game, [s.label for s in job.seats])
+    bot has seen); the job to play. ``in_play`` collects the match ids begun; ``owner``
+    holds the match's lease (renewed by the run: :class:`Leases`)."""
+    started = store.start_match(
+        job.match_id, job.game, [s.label for s in job.seats], owner=owner or local_owner()
+    )
     if in_play is not None:
         in_play.add(job.match_id)
     if started is None:  # finished meanwhile (another writer): the same job, its write a no-op
         return job
     return replace(job, seed=started.seed, deal_seed=started.deal_seed)
+
+
+def local_owner() -> str:
+    """This process's name on the matches it plays in process (``matches.worker``)."""
+    return f"local {socket.gethostname()} pid {os.getpid()}"
+
+
+class Leases:
+    """Renews, from a thread, the leases of the matches a local run plays in process
+    (every third of ``ARENA_LEASE_S``): a run killed whole leaves matches whose lease
+    lapses, and a sweep or a resume takes them back."""
+
+    def __init__(self, store: Store, owner: str, in_play: set[str]) -> None:
+        self.store, self.owner, self.in_play = store, owner, in_play
+        self.lease_s = lease_seconds()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._renew, name="leases", daemon=True)
+
+    def __enter__(self) -> Leases:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _renew(self) -> None:
+        while not self._stop.wait(self.lease_s / 3):
+            with contextlib.suppress(OperationalError):  # the store away: next time
+                self.store.renew_owned(self.owner, list(self.in_play), self.lease_s)
+
+
+def wait_for_leases(
+    store: Store,
+    tournament_id: str,
+    say: Callable[[str], None],
+    stop: threading.Event,
+    poll_s: float = 1.0,
+) -> None:
+    """Wait until nobody else plays a match of the tournament: each running match with a
+    live lease (a Celery worker's, a referee's, another run's) ends or its lease lapses.
+    A run that does not claim its matches would otherwise play them twice at once."""
+    told = False
+    while not stop.is_set():
+        live = store.live_leases(tournament_id)
+        if not live:
+            return
+        if not told:
+            holders = sorted({m.worker or "?" for m in live})
+            say(
+                f"waiting for {len(live)} match{'es' if len(live) != 1 else ''} still "
+                f"played elsewhere ({', '.join(holders)}) to end or lapse"
+            )
+            told = True
+        stop.wait(poll_s)
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -312,6 +384,7 @@ def run_tournament(
     max_attempts: int = MAX_ATTEMPTS,
     backoff_s: float = 1.0,
     isolation: str = "sandbox",
+    say: Callable[[str], None] = _stderr,
 ) -> RunSummary:
     """Play every match of the tournament that has not finished, then rate.
 
@@ -319,6 +392,10 @@ def run_tournament(
     played again, after a pause that doubles, up to ``max_attempts`` attempts in all;
     a ``failed`` one (it cannot be played as asked) is not. Interrupting (Ctrl-C, or
     ``stop``) leaves the tournament ``stopped``: run it again to resume.
+
+    An executor that does not claim its matches (the local one) first waits for the
+    matches that others still play (a stopped Celery run's workers) to end or lapse:
+    a match is never played twice at once. ``say``: lines for the operator.
     """
     from arena.tournament.leaderboard import refresh
 
@@ -342,6 +419,7 @@ def run_tournament(
 
     counted: set[str] = set()  # matches this run has counted as finished
     in_play: set[str] = set()  # in-process matches started by this run, without outcome
+    owner = local_owner()
 
     def on_start(job: MatchJob) -> MatchJob | None:
         # a referee marks the matches it plays itself (attempts, running, their seeds)
@@ -349,7 +427,7 @@ def run_tournament(
         # in-process matches are marked here
         if job.remote:
             return None
-        return start_attempt(store, job, in_play)
+        return start_attempt(store, job, in_play, owner)
 
     def on_outcome(job: MatchJob, outcome: Outcome) -> None:
         if job.match_id in counted:
@@ -358,7 +436,7 @@ def run_tournament(
         in_play.discard(job.match_id)
         # a referee that shares the store has written a result already: this write is
         # then a no-op (idempotent by match id), and a finished job is never re-run
-        store.record_result(outcome)
+        store.record_result(outcome, owner=owner)
         if outcome.status == "finished":
             counted.add(job.match_id)
             state.finished += 1
@@ -378,24 +456,21 @@ def run_tournament(
     interrupted = False
     pause = backoff_s
     try:
-        while pending and not stop.is_set():
-            retry: list[MatchJob] = []
-            executor.run(pending, on_outcome, stop, on_start=on_start)
-            pending = retry
-            if pending and not stop.is_set():
-                stop.wait(pause)
-                pause = min(pause * 2, 60.0)
+        if not executor.claims:
+            wait_for_leases(store, tournament_id, say, stop)
+        with Leases(store, owner, in_play):
+            while pending and not stop.is_set():
+                retry: list[MatchJob] = []
+                executor.run(pending, on_outcome, stop, on_start=on_start)
+                pending = retry
+                if pending and not stop.is_set():
+                    stop.wait(pause)
+                    pause = min(pause * 2, 60.0)
     except KeyboardInterrupt:
         interrupted = True
     finally:
         # this run's processes die with it: their matches are not "running" any more
-        for match_id in in_play:
-            store.record_result(Outcome(match_id, "aborted", error="stopped before its end"))
-        left = store.progress(tournament_id)
-        complete = left.get("finished", 0) == total
-        summary.finished = left.get("finished", 0)
-        summary.status = "finished" if complete else "stopped"
-        store.set_tournament_status(tournament_id, summary.status)
+        _settle(store, summary, in_play, owner, total)
     if summary.finished:
         refresh(
             store,
@@ -405,3 +480,42 @@ def run_tournament(
     if interrupted:
         raise KeyboardInterrupt
     return summary
+
+
+#: how long a run's end waits for a store that is away before it gives up
+SETTLE_S = 60.0
+
+
+def _settle(store: Store, summary: RunSummary, in_play: set[str], owner: str, total: int) -> None:
+    """The end of a run, in the store: its in-process matches aborted, the tournament
+    finished or stopped. A store that is away is waited for (``SETTLE_S``); after
+    that :class:`StoreAway` says so in one line (the matches' own state is sound: a
+    sweep or a resume finishes the job)."""
+    deadline = time.monotonic() + SETTLE_S
+    pause = 0.5
+    while True:
+        try:
+            for match_id in list(in_play):
+                store.record_result(
+                    Outcome(match_id, "aborted", error="stopped before its end"), owner=owner
+                )
+                in_play.discard(match_id)
+            left = store.progress(summary.tournament_id)
+            complete = left.get("finished", 0) == total
+            summary.finished = left.get("finished", 0)
+            summary.status = "finished" if complete else "stopped"
+            store.set_tournament_status(summary.tournament_id, summary.status)
+            return
+        except OperationalError as exc:
+            if time.monotonic() + pause > deadline:
+                raise StoreAway(
+                    f"the store is away ({str(exc).splitlines()[0]}): tournament "
+                    f"{summary.tournament_id} could not be marked {summary.status} "
+                    f"(see `arena tournament show {summary.tournament_id}` once it is back)"
+                ) from exc
+            time.sleep(pause)
+            pause = min(pause * 2, 5.0)
+
+
+class StoreAway(RuntimeError):
+    """The store stayed away at the end of a run (the message says what to do)."""

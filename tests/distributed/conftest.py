@@ -194,10 +194,12 @@ class RedisServer:
         self.start()
 
     def queued(self) -> int:
-        """Tasks waiting in Celery's default queue."""
+        """Tasks waiting in Celery's default queue (its lists, one per priority)."""
+        from arena.tournament.distributed import QUEUE_LISTS
+
         client = redis.Redis(port=self.port, socket_connect_timeout=1, socket_timeout=1)
         try:
-            return int(client.llen("celery"))
+            return sum(int(client.llen(name)) for name in QUEUE_LISTS)
         finally:
             client.close()
 

@@ -107,12 +107,82 @@ def test_sending_again_makes_earlier_runs_leftovers_claimable(store, tid) -> Non
     aborted, failed, orphan, leased = _ids(store, tid)[:4]
     store.record_result(Outcome(aborted, "aborted", error="x"))
     store.record_result(Outcome(failed, "failed", error="y"))
-    store.start_match(orphan, "risk", BOTS)  # a local run that died: running, no lease
+    # a local run that died: running, its lease lapsed
+    store.start_match(orphan, "risk", BOTS, owner="local gone", lease_s=-1)
     store.claim_match(leased, "w1", 60)
     store.mark_sent([aborted, failed, orphan, leased])
     states = store.match_states([aborted, failed, orphan, leased])
-    assert states == {aborted: "pending", failed: "pending", orphan: "pending", leased: "running"}
+    assert states == {
+        aborted: "pending",
+        failed: "pending",
+        orphan: "pending",
+        leased: "running",
+    }
+    assert store.match(orphan).lease_until is None
     assert store.tournaments_of([aborted, leased]) == {tid}
+
+
+def test_every_running_match_has_a_lease_and_an_owner(store, tid) -> None:
+    # a referee starts a match nobody holds (a worker's RunMatch that came after its
+    # claim was taken back): the referee owns it, on a lease it renews
+    m, other = _ids(store, tid)[:2]
+    assert store.claim_match(m, "w1", -1) == 1
+    assert store.reclaim_stale([tid]) == [m]  # the worker taken for dead
+    started = store.start_match(m, "risk", BOTS, referee="ref:1", owner="referee r1", lease_s=60)
+    assert started is not None and started.attempt == 2
+    row = store.match(m)
+    assert (row.status, row.worker) == ("running", "referee r1")
+    assert row.lease_until.replace(tzinfo=UTC) > datetime.now(UTC)
+    assert store.claim_match(m, "w2", 60) is None  # the task sent again does nothing
+    assert store.renew_owned("referee r1", [m, other], 60) == [m]
+    assert store.renew_owned("referee r2", [m], 60) == []  # not its match
+    assert [r.id for r in store.live_leases(tid)] == [m]
+    store.mark_sent([m])  # a client sending its matches leaves a live one alone
+    assert store.match(m).status == "running"
+    # the referee dies: once its lease lapses, the sweep takes the match back
+    assert store.renew_owned("referee r1", [m], -1) == [m]
+    assert store.live_leases(tid) == []
+    assert store.reclaim_stale([tid]) == [m]
+    row = store.match(m)
+    assert (row.status, row.error) == ("pending", "the lease of referee r1 lapsed")
+    # an owner may give up its own match; another writer may not give up a held one
+    assert store.start_match(m, "risk", BOTS, owner="local a", lease_s=60)
+    assert not store.record_result(Outcome(m, "aborted", error="x"), owner="local b")
+    assert store.record_result(Outcome(m, "aborted", error="x"), owner="local a")
+
+
+def test_a_stopped_tournament_starts_no_match(store, tid) -> None:
+    m, other = _ids(store, tid)[:2]
+    store.set_tournament_status(tid, "stopped")
+    assert store.claim_match(m, "w1", 60) is None  # its queued tasks do nothing
+    store.set_tournament_status(tid, "running")
+    assert store.claim(other, "w1", 60) == (1, store.match(other).seed)
+
+
+def test_a_lost_pool_process_gives_its_match_back_at_once(store, tid) -> None:
+    m = _ids(store, tid)[0]
+    assert store.claim_match(m, "w1 pid 7", 60) == 1
+    assert not store.release_lost(m, "w1 pid 8")  # another process's claim
+    assert store.release_lost(m, "w1 pid 7")
+    row = store.match(m)
+    assert (row.status, row.lease_until, row.error) == (
+        "pending",
+        None,
+        "the process of w1 pid 7 died",
+    )
+    assert store.claim_match(m, "w2 pid 9", 60) == 2
+
+
+def test_a_tournament_whose_matches_all_finished_is_finished_by_a_sweep(store, tid) -> None:
+    ids = _ids(store, tid)
+    for m in ids[:-1]:
+        assert store.record_result(_finished(m))
+    assert store.finish_complete() == []  # one match left
+    assert store.record_result(_finished(ids[-1]))
+    assert store.finish_complete([tid]) == [tid]
+    assert store.tournament(tid).status == "finished"
+    assert store.tournament(tid).finished is not None
+    assert store.finish_complete() == []  # once
 
 
 def test_the_referee_of_a_claimed_match_counts_no_other_attempt(store, tid) -> None:

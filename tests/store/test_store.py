@@ -189,10 +189,11 @@ def test_a_match_is_stored_with_the_seed_it_is_played_with(store):
     assert store.record_result(Outcome("m3", "aborted", error="lost"))
     # played again after an abort: never the seed its bots saw, nor one given (a retried
     # RunMatch's), but the next of the chain, chosen with the attempt's number
-    second = store.start_match("m3", "risk", labels, seed=-5)
+    second = store.start_match("m3", "risk", labels, seed=-5, lease_s=-1)
     assert second == Started(2, attempt_seed(2**63 - 1, 2), None)
     assert store.match("m3").seed == second.seed not in (-5, 2**63 - 1)
-    third = store.start_match("m3", "risk", labels)  # a run that died: begun again
+    # a run that died (its lease lapsed: above, at once): begun again
+    third = store.start_match("m3", "risk", labels)
     assert third == Started(3, attempt_seed(second.seed, 3), None) != second
     assert store.match("m3").seed == third.seed
 

@@ -288,6 +288,7 @@ def test_tournament_show_lists_running_matches_with_age_worker_referee_and_lease
         spec = TournamentSpec(game="risk", bots=bots, seats=3, games_per_pairing=2)
         tournament = create_tournament(store, spec)
         live, stalled = (m.id for m in store.tournament_matches(tournament.id)[:2])
+        store.set_tournament_status(tournament.id, "running")
         store.claim_match(live, "w1@box pid 7", 60, "127.0.0.1:50051")
         store.claim_match(stalled, "w2@box pid 9", -90)  # its worker stopped renewing
     finally:
@@ -309,3 +310,32 @@ def test_tournament_show_lists_running_matches_with_age_worker_referee_and_lease
     assert lapsed, lines[stalled]
     # the seconds since the claims: a few on a busy machine (91 s was seen under load)
     assert 55 <= int(left[1]) <= 60 and 89 <= int(lapsed[1]) <= 95, (left[1], lapsed[1])
+
+
+def test_tournament_stop_stops_a_running_tournament_and_names_an_unknown_one(
+    database_url, capsys, monkeypatch
+):
+    from arena.tournament.runner import TournamentSpec, create_tournament
+
+    monkeypatch.delenv("ARENA_BROKER_URL", raising=False)
+    store = Store(database_url)
+    try:
+        spec = TournamentSpec(game="risk", bots=["random", "blitz", "aggressive"], seats=3)
+        tournament = create_tournament(store, spec)
+        store.set_tournament_status(tournament.id, "running")
+        (match,) = store.tournament_matches(tournament.id)
+    finally:
+        store.close()
+    assert main(["tournament", "stop", "ffffffff", "--db", database_url]) == 2
+    assert "arena: error: no tournament 'ffffffff'" in capsys.readouterr().err
+    assert main(["tournament", "stop", tournament.id, "--db", database_url]) == 0
+    out = capsys.readouterr().out
+    assert f"tournament {tournament.id}: stopped; 0 matches in play end as they would" in out
+    store = Store(database_url)
+    try:
+        assert store.tournament(tournament.id).status == "stopped"
+        assert store.claim_match(match.id, "w1", 60) is None  # no further match starts
+    finally:
+        store.close()
+    assert main(["tournament", "stop", tournament.id, "--db", database_url]) == 0
+    assert "stopped, nothing to stop" in capsys.readouterr().out
