@@ -54,15 +54,18 @@ log = logging.getLogger(__name__)
 #: the largest battle (attacking x defending armies) a live view gives odds for: the web
 #: computes them in its event loop as the match is played
 LIVE_ODDS_CELLS = 62_500
-#: how often the new frames go to the browsers, as one event (seconds)
-SEND_EVERY = 0.2
+#: how often the new frames go to the browsers, as one event (seconds): each send wakes
+#: every watcher's stream in the one event loop, so 500 watchers every 0.2 s kept it busy
+#: enough to put a normal page's p95 at 400 ms (benchmarks/web_crowds.py); every 0.5 s
+#: they cost it 10 ms, and a spectator half a second
+SEND_EVERY = 0.5
 #: a sealed segment of the prepared start holds frames of about this many bytes
 SEGMENT_BYTES = 128 * 1024
 #: the frames a start holds at most (bytes of JSON): a browser that comes late to a long
 #: match gets its latest frames, from a keyframe (``base`` says the step), not all of it
 START_BYTES = 8 * 2**20
 #: the pieces a watcher may have waiting: beyond, it is dropped (10 s of a fast match)
-QUEUE_EVENTS = 50
+QUEUE_EVENTS = 20
 #: the watchers of one match, and of every match, by default (``arena web`` options)
 WATCHERS_PER_MATCH = 800
 WATCHERS = 1_000

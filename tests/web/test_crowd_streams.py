@@ -19,6 +19,7 @@ import pytest
 from arena.store import Store
 from arena.v1 import arena_pb2 as pb
 from arena.web import crowd
+from arena.web.live import SEND_EVERY
 from arena.web.progress import POLL_S
 
 from .conftest import RISK, Filled
@@ -68,11 +69,12 @@ def test_a_live_crowd_shares_one_start_and_a_stalled_reader_is_dropped(tmp_path:
         status, headers, body = ask(web, path)
         assert status == 503 and headers["retry-after"] == "30"
         assert "as many watchers" in orjson.loads(body)["detail"]
-        # the stalled reader falls behind (its queue, 50 events, and the buffers on the
+        # the stalled reader falls behind (its queue, 20 events, and the buffers on the
         # way fill up) and is dropped; the others go on meanwhile
         stalled_at, seen = time.monotonic(), frames_of(first)
         # resumed before the web gives up on a write that waits (streams.STALL_S, 30 s)
-        wait_until(lambda: frames_of(first) >= seen + 100 or first.done or None, 180, "frames")
+        sends = int(20 / SEND_EVERY)  # 20 s of the others' frames: the queue is full by then
+        wait_until(lambda: frames_of(first) >= seen + sends or first.done or None, 180, "frames")
         stalled.resume.set()
         wait_until(lambda: stalled.done or None, 60, "the stalled reader to be dropped")
         still = [r for r in [first, *late] if not r.done]
