@@ -176,9 +176,14 @@ def sandbox_command(
         path = f"/etc/{name}"
         if os.path.exists(path):
             args += ["--ro-bind", path, path]
+    # the private /tmp first: Arena's own folders may be under /tmp (a checkout there),
+    # and are then bound on top of it, not hidden by it
+    args += ["--perms", "1777", "--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
     outside_usr = [p for p in python_paths() if not p.startswith("/usr/")]
     # the folders above a bind are made by bwrap private to root: made readable first
-    parents = sorted({str(parent) for p in outside_usr for parent in Path(p).parents} - {"/"})
+    # (not /tmp itself: it stays writable by all, as a /tmp is)
+    above = {str(parent) for p in outside_usr for parent in Path(p).parents}
+    parents = sorted(above - {"/", "/tmp"})
     for parent in parents:
         args += ["--perms", "0755", "--dir", parent]
     for path in outside_usr:
@@ -190,7 +195,6 @@ def sandbox_command(
                 args += ["--perms", "0755", "--dir", str(parent)]
         args += ["--bind", source, destination]
     args += ["--proc", "/proc", "--dev", "/dev"]
-    args += ["--perms", "1777", "--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
     args += ["--clearenv", "--setenv", "PATH", PATH, "--setenv", "HOME", "/tmp"]
     args += ["--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8"]
     args += ["--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "MALLOC_ARENA_MAX", "2"]

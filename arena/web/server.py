@@ -183,6 +183,8 @@ class RateLimit(logging.Filter):
         self._last: dict[tuple[str, str], tuple[float, int]] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == "asyncio" and record.exc_info and not _one_line(record):
+            return False
         key = (record.name, str(record.msg)[:200])
         now = time.monotonic()
         last = self._last.get(key)
@@ -197,6 +199,21 @@ class RateLimit(logging.Filter):
             record.msg = f"{record.getMessage()} ({last[1]} more like this left out)"
             record.args = None
         return True
+
+
+def _one_line(record: logging.LogRecord) -> bool:
+    """asyncio's error with its exception said in one line, not a traceback (out of
+    descriptors, its accept fails again and again: each is a line, rate-limited); False
+    for one not worth a line: the listening socket closed at shutdown while asyncio's
+    retry of a failed accept was still due (its descriptor is -1 by then)."""
+    error = record.exc_info[1] if record.exc_info else None
+    if isinstance(error, ValueError) and "Invalid file descriptor" in str(error):
+        return False
+    if isinstance(error, OSError):
+        record.msg = f"{record.getMessage()}: {error}"
+        record.args = None
+        record.exc_info = None
+    return True
 
 
 def quiet_logs(every_s: float = LOG_EVERY_S) -> RateLimit:

@@ -147,7 +147,7 @@ def test_an_aborted_match_s_page_says_it_was_aborted_and_is_played_again(with_ab
 
 def test_a_house_bot_s_page_says_which_games_it_plays(client: TestClient):
     page = client.get("/bots/house:heuristic").text
-    plays = [row[2] for row in Tables(page).tables[0]]
+    plays = [row[3] for row in Tables(page).tables[0]]  # version, kind, code, plays
     assert plays == ["stratego"]  # house:heuristic is a Stratego bot only
     api = client.get("/api/bots/house:random").json()
     assert api["versions"][0]["games"] == ["risk", "stratego"]
