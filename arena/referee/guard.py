@@ -714,10 +714,11 @@ class ConnectionGuard:
             socket.inet_aton(host)
         except OSError:
             return
-        if host not in self.bans:
-            log.warning("banning %s for %g s: %s", host, BAN_S, why)
+        new = host not in self.bans
         self.bans[host] = time.monotonic() + BAN_S
         self._apply_bans()
+        if new:  # said once the filter is on: from this line on, it is not accepted
+            log.warning("banning %s for %g s: %s", host, BAN_S, why)
 
     def _apply_bans(self) -> None:
         """The listening socket's filter, made anew when the banned addresses change."""
