@@ -111,6 +111,12 @@ class Registry:
                 if v is not None
             }
 
+    def check_board_query(self, game: str, variants: list[str], options: dict[str, str]) -> None:
+        """ValueError (one line) for a board asked for by options ``game`` (with
+        ``variants``) does not have, or values it refuses: a filter that could only ever
+        find nothing (:meth:`board_options` keeps what a store holds, whatever it is)."""
+        self.game(game).board_options(options, self.resolve_variants(game, variants))
+
     def check_options(
         self, game: str, options: dict[str, str | None], chosen: list[Variant]
     ) -> None:

@@ -26,9 +26,13 @@ def board_of(args: argparse.Namespace) -> str:
     """The board ``--game``, ``--variant`` and ``--option`` name (options that do not
     change play name none: a board is a game, a variant set and the options that make it
     a game of its own)."""
+    from arena.plugins import default_registry
     from arena.store import variant_key
 
-    return variant_key(args.variant, stored_options(args), args.game)
+    options = stored_options(args)
+    if options and args.game:  # ValueError: an option the game has not, a bad value
+        default_registry().check_board_query(args.game, list(args.variant), options)
+    return variant_key(args.variant, options, args.game)
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:

@@ -32,6 +32,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from arena.engine.core import ending_said
+from arena.plugins import default_registry
 from arena.store.readonly import ReadOnlyStore
 from arena.web import data, errors, live, prebuild, progress, safety, svg, viewers
 from arena.web.cache import Boards
@@ -212,6 +213,11 @@ def create_app(
             if not equals or not name or not value or len(text) > 200:
                 raise StarletteHTTPException(400, "an option filter is NAME=VALUE, e.g. cards=none")
             options[name] = value
+        if game and options:
+            try:
+                default_registry().check_board_query(game, variants, options)
+            except (KeyError, ValueError) as exc:  # one line, of bounded input
+                raise StarletteHTTPException(400, str(exc).strip("'\"")[:300]) from None
         return {"game": game or None, "variants": variants, "options": options}
 
     @app.get("/leaderboards", **PAGE)

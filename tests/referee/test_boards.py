@@ -94,6 +94,13 @@ def test_the_command_line_shows_each_board_and_filters_them(played: str) -> None
     assert sorted(b["variants"] for b in boards) == ["", ";cards=none"]
     wrong = _arena("leaderboard", "--db", played, "--option", "cards=none")
     assert wrong.returncode == 2 and "give --game too" in wrong.stderr
+    # a filter that could only find nothing: refused in one line, saying why
+    for option, why in [("cards=bogus", "expected one of progressive, fixed, none"),
+                        ("nosuch=1", "unknown option 'nosuch' for risk")]:  # fmt: skip
+        refused = _arena("leaderboard", "--db", played, "--game", "risk", "--option", option)
+        assert refused.returncode == 2 and refused.stdout == "", refused
+        (line,) = refused.stderr.strip().splitlines()
+        assert line.startswith("arena: error: ") and why in line, line
 
 
 def test_the_web_lists_each_board_and_filters_them(played: str) -> None:
@@ -108,6 +115,9 @@ def test_the_web_lists_each_board_and_filters_them(played: str) -> None:
         page = client.get(f"/leaderboards/risk/{board['segment']}")
         assert page.status_code == 200 and "cards=none" in page.text
         assert client.get("/leaderboards", params={"option": "cards"}).status_code == 400
+        for bad in ("cards=bogus", "nosuch=1"):
+            answer = client.get("/api/leaderboards", params={"game": "risk", "option": bad})
+            assert answer.status_code == 400, answer.text
         listing = client.get("/leaderboards", params={"game": "risk", "option": "cards=none"})
         assert listing.status_code == 200
         assert listing.text.count('href="/leaderboards/risk/') == 1
